@@ -1,0 +1,50 @@
+# Two entry points: `make demo` (set up, load the demo, serve) and `make test` (the whole suite).
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+# Python 3.12+ (Django 6 needs it): the first of python3.12, python3.13, or a pyenv install of either.
+PYTHON := $(shell for p in python3.12 python3.13 $$HOME/.pyenv/versions/3.12*/bin/python3 $$HOME/.pyenv/versions/3.13*/bin/python3; do \
+	$$p -c 'import sys; assert sys.version_info >= (3, 12)' >/dev/null 2>&1 && { echo $$p; break; }; done)
+PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-sqlite test-postgres lint venv chromium postgres bench clean
+
+$(VENV)/.stamp: requirements.txt requirements-dev.txt
+	@test -n "$(PYTHON)" || { echo "Python 3.12+ not found (tried python3.12, python3.13, pyenv)"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.stamp
+
+demo: venv
+	DEBUG=true $(PY) manage.py migrate --noinput
+	DEBUG=true $(PY) manage.py load_demo
+	DEBUG=true $(PY) manage.py runserver 127.0.0.1:8000
+
+# Debian's Chromium for the browser tests (Playwright's own browser download cannot work here).
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+postgres:
+	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
+	@for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && exit 0; sleep 1; done; echo "PostgreSQL did not start"; exit 1
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+test-sqlite: venv chromium
+	DATABASE_URL=sqlite:///db-test.sqlite3 $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+test-postgres: venv chromium postgres
+	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+test: lint test-sqlite test-postgres
+
+bench: venv
+	for b in bench/*_bench.py; do DEBUG=true $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) db.sqlite3 db-test.sqlite3 staticfiles

@@ -1,0 +1,102 @@
+from django.conf import settings
+from django.db import models
+
+from audit.models import Verdict
+
+
+class Assignment(models.Model):
+    """One answer of an audit given to one annotator. Each audit answer has two: slots A and B."""
+
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Not started"
+        STARTED = "started", "Started"
+        SUBMITTED = "submitted", "Submitted"
+
+    audit_answer = models.ForeignKey("audit.AuditAnswer", models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="assignments")
+    slot = models.CharField(max_length=1, choices=[("A", "A"), ("B", "B")])
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASSIGNED)
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    active_seconds = models.PositiveIntegerField(default=0)  # time on task: focus and activity only
+    omission = models.BooleanField(default=False)  # the answer omits something the question needed
+    note = models.TextField(blank=True)
+    is_demo = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["audit_answer__position", "slot"]
+        constraints = [
+            models.UniqueConstraint(fields=["audit_answer", "slot"], name="assignment_unique_slot"),
+            models.UniqueConstraint(fields=["audit_answer", "annotator"], name="assignment_unique_annotator"),
+        ]
+        indexes = [models.Index(fields=["annotator", "status"], name="assignment_annotator_status")]
+
+
+class Label(models.Model):
+    assignment = models.ForeignKey(Assignment, models.CASCADE, related_name="labels")
+    claim = models.ForeignKey("audit.Claim", models.PROTECT, related_name="labels")
+    verdict = models.CharField(max_length=15, choices=Verdict.choices, blank=True)
+    evidence_passage = models.ForeignKey("audit.Passage", models.PROTECT, null=True, blank=True)
+    evidence_start = models.PositiveIntegerField(null=True, blank=True)
+    evidence_end = models.PositiveIntegerField(null=True, blank=True)
+    evidence_text = models.TextField(blank=True)
+    flag_not_atomic = models.BooleanField(default=False)
+    flag_needs_context = models.BooleanField(default=False)
+    flag_true_not_in_passages = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "claim"], name="label_unique_claim"),
+        ]
+
+
+class GoldLabel(models.Model):
+    class Source(models.TextChoices):
+        AGREED = "agreed", "Agreed"
+        ADJUDICATED = "adjudicated", "Adjudicated"
+
+    audit = models.ForeignKey("audit.Audit", models.PROTECT, related_name="gold_labels")
+    claim = models.ForeignKey("audit.Claim", models.PROTECT, related_name="gold_labels")
+    verdict = models.CharField(max_length=15, choices=Verdict.choices)
+    source = models.CharField(max_length=12, choices=Source.choices)
+    evidence_passage = models.ForeignKey("audit.Passage", models.PROTECT, null=True, blank=True)
+    evidence_start = models.PositiveIntegerField(null=True, blank=True)
+    evidence_end = models.PositiveIntegerField(null=True, blank=True)
+    evidence_text = models.TextField(blank=True)
+    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, null=True, blank=True)
+    reason = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=1)  # optimistic lock
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["audit", "claim"], name="goldlabel_unique_claim"),
+        ]
+
+
+class HistoryEvent(models.Model):
+    """Append-only audit trail: every change to a label, a gold label or an audit's state."""
+
+    class Kind(models.TextChoices):
+        LABEL = "label", "Label"
+        GOLD = "gold", "Gold label"
+        ASSIGNMENT = "assignment", "Assignment"
+        AUDIT = "audit", "Audit"
+
+    audit = models.ForeignKey("audit.Audit", models.PROTECT, related_name="history")
+    answer = models.ForeignKey("audit.Answer", models.PROTECT, null=True, blank=True)
+    claim = models.ForeignKey("audit.Claim", models.PROTECT, null=True, blank=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, null=True, blank=True)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    action = models.CharField(max_length=50)
+    old = models.JSONField(null=True, blank=True)
+    new = models.JSONField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["audit", "answer"], name="history_audit_answer")]

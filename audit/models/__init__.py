@@ -1,0 +1,8 @@
+from audit.models.answers import Answer, Claim, ClaimOrigin, Dataset, ImportBatch, Passage, Verdict
+from audit.models.audits import Audit, AuditAnswer, AuditStatus
+from audit.models.judge import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVersion
+
+__all__ = [
+    "Answer", "Audit", "AuditAnswer", "AuditStatus", "Claim", "ClaimOrigin", "Dataset", "ImportBatch",
+    "JudgeFailure", "JudgeRun", "JudgeVerdict", "JudgeVersion", "Passage", "Verdict",
+]

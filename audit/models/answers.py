@@ -1,0 +1,110 @@
+from django.conf import settings
+from django.db import models
+
+
+class Verdict(models.TextChoices):
+    SUPPORTED = "supported", "Supported"
+    CONTRADICTED = "contradicted", "Contradicted"
+    UNSUPPORTED = "unsupported", "Unsupported"
+    NON_ASSERTIVE = "non_assertive", "Non-assertive"
+
+
+# Verdicts that make a claim (and its answer) fail faithfulness.
+BAD_VERDICTS = (Verdict.CONTRADICTED, Verdict.UNSUPPORTED)
+
+
+class Dataset(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class ImportBatch(models.Model):
+    class Status(models.TextChoices):
+        DONE = "done", "Imported"
+        NOOP = "noop", "Nothing new"
+        FAILED = "failed", "Failed"
+
+    dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="imports")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    file_name = models.CharField(max_length=255)
+    file_sha256 = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    lines = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class Answer(models.Model):
+    dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="answers")
+    external_id = models.CharField(max_length=200)
+    question = models.TextField()
+    text = models.TextField()
+    created_at = models.DateTimeField(db_index=True)
+    meta = models.JSONField(default=dict, blank=True)
+    # sha256 of the normalised record: re-importing an unchanged record is a no-op.
+    content_hash = models.CharField(max_length=64)
+    length = models.PositiveIntegerField(default=0)  # characters of text, for the length stratum
+    import_batch = models.ForeignKey(ImportBatch, models.SET_NULL, null=True, blank=True)
+
+    class Meta:
+        ordering = ["dataset_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="answer_unique_external_id"),
+        ]
+        indexes = [models.Index(fields=["dataset", "created_at"], name="answer_dataset_created")]
+
+    def __str__(self):
+        return self.external_id
+
+
+class Passage(models.Model):
+    answer = models.ForeignKey(Answer, models.CASCADE, related_name="passages")
+    position = models.PositiveIntegerField()
+    external_id = models.CharField(max_length=200)
+    source = models.CharField(max_length=500, blank=True)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["answer_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "position"], name="passage_unique_position"),
+        ]
+
+
+class ClaimOrigin(models.TextChoices):
+    IMPORTED = "imported", "Imported"
+    JUDGE = "judge", "Judge decomposition"
+    EDITED = "edited", "Edited"
+
+
+class Claim(models.Model):
+    answer = models.ForeignKey(Answer, models.CASCADE, related_name="claims")
+    position = models.PositiveIntegerField()
+    text = models.TextField()
+    # Character span in answer.text, when the claim can be located there.
+    span_start = models.PositiveIntegerField(null=True, blank=True)
+    span_end = models.PositiveIntegerField(null=True, blank=True)
+    origin = models.CharField(max_length=10, choices=ClaimOrigin.choices)
+    # The judge version whose decomposer produced the claim (None for imported claims).
+    judge_version = models.ForeignKey("audit.JudgeVersion", models.PROTECT, null=True, blank=True)
+
+    class Meta:
+        ordering = ["answer_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "position"], name="claim_unique_position"),
+        ]
+
+    def __str__(self):
+        return self.text

@@ -1,0 +1,64 @@
+from django.conf import settings
+from django.db import models
+
+
+class AuditStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    LABELLING = "labelling", "Labelling"
+    ADJUDICATION = "adjudication", "Adjudication"
+    CLOSED = "closed", "Closed"
+
+
+class Audit(models.Model):
+    class Allocation(models.TextChoices):
+        PROPORTIONAL = "proportional", "Proportional"
+        EQUAL = "equal", "Equal per stratum"
+        NEYMAN = "neyman", "Neyman"
+
+    name = models.CharField(max_length=100, unique=True)
+    status = models.CharField(max_length=15, choices=AuditStatus.choices, default=AuditStatus.DRAFT)
+    dataset = models.ForeignKey("audit.Dataset", models.PROTECT, related_name="audits")
+    # The population filter as given: created_at range, metadata equalities, exclusions.
+    population_filter = models.JSONField(default=dict, blank=True)
+    strata_keys = models.JSONField(default=list, blank=True)
+    allocation = models.CharField(max_length=15, choices=Allocation.choices, default=Allocation.PROPORTIONAL)
+    expected_fail_rates = models.JSONField(default=dict, blank=True)  # Neyman input per stratum
+    size = models.PositiveIntegerField(default=150)
+    min_per_stratum = models.PositiveIntegerField(default=0)
+    seed = models.BigIntegerField()
+    population_size = models.PositiveIntegerField(default=0)
+    # Per-stratum design table: [{"stratum", "population", "sample"}].
+    design = models.JSONField(default=list, blank=True)
+    evidence_required = models.BooleanField(default=True)
+    is_demo = models.BooleanField(default=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def is_closed(self):
+        return self.status == AuditStatus.CLOSED
+
+
+class AuditAnswer(models.Model):
+    audit = models.ForeignKey(Audit, models.CASCADE, related_name="items")
+    answer = models.ForeignKey("audit.Answer", models.PROTECT, related_name="audit_items")
+    position = models.PositiveIntegerField()  # queue order within the audit
+    stratum = models.CharField(max_length=300)
+    stratum_population = models.PositiveIntegerField()
+    stratum_sample = models.PositiveIntegerField()
+    inclusion_probability = models.FloatField()
+    weight = models.FloatField()
+
+    class Meta:
+        ordering = ["audit_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["audit", "answer"], name="auditanswer_unique"),
+        ]
+        indexes = [models.Index(fields=["audit", "stratum"], name="auditanswer_stratum")]

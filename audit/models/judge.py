@@ -1,0 +1,110 @@
+from django.conf import settings
+from django.db import models
+
+from audit.models.answers import Verdict
+
+
+class JudgeVersion(models.Model):
+    """Who produced a verdict: an external judge named at import, the offline baseline,
+    or one LLM prompt version (prompts, schemas, model and effort hashed together)."""
+
+    class Kind(models.TextChoices):
+        EXTERNAL = "external", "External (imported)"
+        OFFLINE = "offline", "Offline baseline"
+        ANTHROPIC = "anthropic", "Anthropic LLM"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    name = models.CharField(max_length=200)
+    content_hash = models.CharField(max_length=64, unique=True)
+    model = models.CharField(max_length=100, blank=True)
+    effort = models.CharField(max_length=20, blank=True)
+    spec = models.JSONField(default=dict, blank=True)  # prompts and schemas as sent
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.name} ({self.content_hash[:8]})"
+
+    @property
+    def label(self):
+        if self.kind == self.Kind.OFFLINE:
+            return f"{self.name} [offline baseline]"
+        return str(self)
+
+
+class JudgeVerdict(models.Model):
+    claim = models.ForeignKey("audit.Claim", models.CASCADE, related_name="judge_verdicts")
+    judge_version = models.ForeignKey(JudgeVersion, models.PROTECT, related_name="verdicts")
+    raw_verdict = models.CharField(max_length=15, choices=Verdict.choices)
+    # Verdict after the evidence guard: a supported/contradicted verdict whose evidence is
+    # not verbatim in the named passage is scored as unsupported.
+    verdict = models.CharField(max_length=15, choices=Verdict.choices, db_index=True)
+    evidence = models.TextField(blank=True)
+    passage_external_id = models.CharField(max_length=200, blank=True)
+    reason = models.TextField(blank=True)
+    guard_passed = models.BooleanField(null=True)  # None: no evidence needed
+    run = models.ForeignKey("audit.JudgeRun", models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "judge_version"], name="judgeverdict_unique"),
+        ]
+
+
+class JudgeRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        BATCH_SUBMITTED = "batch", "Batch submitted"
+        DONE = "done", "Done"
+        BUDGET = "budget", "Stopped: budget reached"
+        FAILED = "failed", "Failed"
+
+    judge_version = models.ForeignKey(JudgeVersion, models.PROTECT, related_name="runs")
+    backend = models.CharField(max_length=10, choices=JudgeVersion.Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    dataset = models.ForeignKey("audit.Dataset", models.CASCADE, null=True, blank=True)
+    audit = models.ForeignKey("audit.Audit", models.CASCADE, null=True, blank=True, related_name="judge_runs")
+    use_batch = models.BooleanField(default=False)
+    batch_ids = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    answers_total = models.PositiveIntegerField(default=0)
+    answers_done = models.PositiveIntegerField(default=0)
+    claims_done = models.PositiveIntegerField(default=0)
+    items_failed = models.PositiveIntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cache_write_tokens = models.BigIntegerField(default=0)
+    cache_read_tokens = models.BigIntegerField(default=0)
+    cost_usd = models.FloatField(default=0.0)
+    budget_usd = models.FloatField(null=True, blank=True)
+    budget_tokens = models.BigIntegerField(null=True, blank=True)
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    @property
+    def is_active(self):
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING, self.Status.BATCH_SUBMITTED)
+
+
+class JudgeFailure(models.Model):
+    class Stage(models.TextChoices):
+        DECOMPOSE = "decompose", "Decompose"
+        VERIFY = "verify", "Verify"
+
+    run = models.ForeignKey(JudgeRun, models.CASCADE, related_name="failures")
+    answer = models.ForeignKey("audit.Answer", models.CASCADE)
+    claim = models.ForeignKey("audit.Claim", models.CASCADE, null=True, blank=True)
+    stage = models.CharField(max_length=10, choices=Stage.choices)
+    error = models.TextField()
+    raw = models.TextField(blank=True)
+    resolved = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)

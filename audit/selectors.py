@@ -1,0 +1,37 @@
+"""Reads shared across the audit domain."""
+
+import re
+
+from django.db.models import Prefetch, Q
+
+from audit.models import Answer, Claim, JudgeVerdict, Passage
+
+
+def answer_search(*, q="", dataset_id=None, meta_key="", meta_value=""):
+    qs = Answer.objects.select_related("dataset").order_by("-id")
+    if dataset_id:
+        qs = qs.filter(dataset_id=dataset_id)
+    if q:
+        qs = qs.filter(Q(question__icontains=q) | Q(text__icontains=q) | Q(external_id=q))
+    if meta_key and re.fullmatch(r"[A-Za-z0-9_]+", meta_key) and "__" not in meta_key:
+        # Metadata values arrive as text from the form; match the stored JSON string.
+        qs = qs.filter(**{f"meta__{meta_key}": meta_value})
+    return qs
+
+
+def answer_with_parts(answer_id, *, judge_version_id=None):
+    """One answer with passages, claims and each claim's judge verdicts: a fixed number of queries."""
+    verdicts = JudgeVerdict.objects.select_related("judge_version").order_by("-created_at")
+    if judge_version_id:
+        verdicts = verdicts.filter(judge_version_id=judge_version_id)
+    claims = Claim.objects.order_by("position").prefetch_related(
+        Prefetch("judge_verdicts", queryset=verdicts, to_attr="verdicts")
+    )
+    return (
+        Answer.objects.select_related("dataset")
+        .prefetch_related(
+            Prefetch("passages", queryset=Passage.objects.order_by("position"), to_attr="passage_list"),
+            Prefetch("claims", queryset=claims, to_attr="claim_list"),
+        )
+        .get(pk=answer_id)
+    )

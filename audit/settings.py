@@ -1,0 +1,207 @@
+"""One settings module; every knob comes from the environment through strict helpers."""
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def envbool(name, default):
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {raw!r}")
+
+
+def envint(name, default):
+    raw = os.environ.get(name, "")
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+
+
+def envfloat(name, default):
+    raw = os.environ.get(name, "")
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+
+
+def envlist(name, default):
+    raw = os.environ.get(name)
+    return [x.strip() for x in raw.split(",") if x.strip()] if raw else default
+
+
+def database_from_url(url):
+    parts = urlsplit(url)
+    if parts.scheme in ("postgres", "postgresql"):
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parts.path.lstrip("/")),
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+            "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
+        }
+    if parts.scheme == "sqlite":
+        # sqlite:///relative.db or sqlite:////absolute/path.db
+        path = url[len("sqlite:///") :]
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": path if path.startswith("/") else BASE_DIR / path,
+            # WAL lets the task worker write while pages read.
+            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                        "transaction_mode": "IMMEDIATE", "timeout": 20},
+        }
+    raise ImproperlyConfigured(f"DATABASE_URL scheme {parts.scheme!r} is not supported")
+
+
+DEBUG = envbool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off")
+    SECRET_KEY = "insecure-dev-only-key-do-not-use-in-production-0123456789"  # noqa: S105
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "django_tasks_db",
+    "audit",
+    "annotations",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "audit.urls"
+WSGI_APPLICATION = "audit.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
+                "audit.context_processors.roles_context",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL", "sqlite:///db.sqlite3"))}
+
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+if envbool("FAST_PASSWORD_HASHER", False):  # tests only: hashing dominates login-heavy tests
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+# Failed logins allowed per username+address in LOGIN_WINDOW seconds before refusal.
+LOGIN_MAX_FAILURES = envint("LOGIN_MAX_FAILURES", 5)
+LOGIN_WINDOW = envint("LOGIN_WINDOW", 300)
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if not DEBUG and not envbool("PLAIN_STATIC", False)
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+}
+
+# Uploads: bounded. Files above the memory limit spool to disk; the import caps total size.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+IMPORT_MAX_UPLOAD_BYTES = envint("IMPORT_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
+
+if not DEBUG:
+    SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
+    CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
+    SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# The judge. The API key and base URL are read by the anthropic SDK from
+# ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; they are repeated here so checks can see them.
+ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
+ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")
+JUDGE_MODEL = os.environ.get("JUDGE_MODEL", "claude-sonnet-5-5")
+JUDGE_EFFORT = os.environ.get("JUDGE_EFFORT", "low")
+JUDGE_CONCURRENCY = envint("JUDGE_CONCURRENCY", 8)
+JUDGE_MAX_RETRIES = envint("JUDGE_MAX_RETRIES", 4)
+JUDGE_TIMEOUT = envfloat("JUDGE_TIMEOUT", 120.0)
+# USD per million tokens: input, output, cache write (5 min), cache read.
+JUDGE_PRICES = {
+    "claude-opus-5-5": {"input": 15.0, "output": 75.0, "cache_write": 18.75, "cache_read": 1.5},
+    "claude-sonnet-5-5": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.3},
+    "claude-haiku-5-5": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_read": 0.1},
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+}

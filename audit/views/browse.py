@@ -1,0 +1,38 @@
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import render
+
+from audit import roles, selectors
+from audit.highlight import segments
+from audit.models import Answer, Dataset
+
+
+def home(request):
+    from annotations.workspace.selectors import annotator_audits
+
+    ctx = {"my_audits": annotator_audits(request.user) if roles.has_role(request.user, roles.ANNOTATOR) else []}
+    return render(request, "audit/home.html", ctx)
+
+
+@roles.lead_required
+def answers(request):
+    g = request.GET
+    qs = selectors.answer_search(
+        q=g.get("q", "").strip(), dataset_id=g.get("dataset") or None,
+        meta_key=g.get("meta_key", "").strip(), meta_value=g.get("meta_value", "").strip(),
+    )
+    page = Paginator(qs, 50).get_page(g.get("page"))
+    ctx = {"page": page, "datasets": Dataset.objects.all(), "filters": g}
+    template = "audit/answers.html#results" if request.htmx else "audit/answers.html"
+    return render(request, template, ctx)
+
+
+@roles.lead_required
+def answer_detail(request, answer_id):
+    try:
+        answer = selectors.answer_with_parts(answer_id, judge_version_id=request.GET.get("version") or None)
+    except Answer.DoesNotExist:
+        raise Http404 from None
+    spans = [(c.span_start, c.span_end, c) for c in answer.claim_list]
+    ctx = {"answer": answer, "answer_segments": segments(answer.text, spans)}
+    return render(request, "audit/answer.html", ctx)

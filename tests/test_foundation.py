@@ -1,0 +1,127 @@
+import os
+import subprocess
+import sys
+
+import pytest
+from django.core.management import call_command
+from django.test import TestCase
+
+from tests.factories import PASSWORD, make_answer, make_dataset, make_user
+
+
+class AuthTests(TestCase):
+    def test_it_requires_login_everywhere(self):
+        for url in ["/", "/answers/", "/import/", "/audits/", "/judge/runs/"]:
+            r = self.client.get(url)
+            self.assertEqual(r.status_code, 302, url)
+            self.assertTrue(r["Location"].startswith("/login/"), url)
+
+    def test_it_logs_in_and_out(self):
+        make_user("lead", "lead")
+        r = self.client.post("/login/", {"username": "lead", "password": PASSWORD})
+        self.assertRedirects(r, "/")
+        self.assertEqual(self.client.get("/logout/").status_code, 405)  # logout is POST only
+        r = self.client.post("/logout/")
+        self.assertEqual(self.client.get("/").status_code, 302)
+
+    def test_it_rate_limits_failed_logins(self):
+        make_user("lead", "lead")
+        for _ in range(5):
+            r = self.client.post("/login/", {"username": "lead", "password": "wrong"})
+            self.assertEqual(r.status_code, 200)
+        r = self.client.post("/login/", {"username": "lead", "password": PASSWORD})
+        self.assertEqual(r.status_code, 429)
+        self.assertContains(r, "Too many failed logins", status_code=429)
+
+    def test_it_creates_users_with_roles(self):
+        call_command("create_user", "maria", "--password", "a-long-password", "--roles", "lead,adjudicator")
+        self.assertTrue(self.client.login(username="maria", password="a-long-password"))
+        from django.contrib.auth.models import User
+
+        names = set(User.objects.get(username="maria").groups.values_list("name", flat=True))
+        self.assertEqual(names, {"audit leads", "adjudicators"})
+
+
+class BrowseTests(TestCase):
+    def setUp(self):
+        self.lead = make_user("lead", "lead")
+        self.client.force_login(self.lead)
+
+    def test_it_forbids_annotators_the_answers_pages(self):
+        ann = make_user("ann", "annotator")
+        answer = make_answer()
+        self.client.force_login(ann)
+        self.assertEqual(self.client.get("/answers/").status_code, 403)
+        self.assertEqual(self.client.get(f"/answers/{answer.id}/").status_code, 403)
+
+    def test_it_searches_and_filters_answers(self):
+        ds = make_dataset("one")
+        make_answer(ds, external_id="x1", question="Where is Lyon?", meta={"model": "m1"})
+        make_answer(ds, external_id="x2", question="Where is Nice?", meta={"model": "m2"})
+        r = self.client.get("/answers/", {"q": "Lyon"})
+        self.assertContains(r, "x1")
+        self.assertNotContains(r, "x2")
+        r = self.client.get("/answers/", {"meta_key": "model", "meta_value": "m2"})
+        self.assertContains(r, "x2")
+        self.assertNotContains(r, "x1")
+
+    def test_it_serves_the_results_partial_to_htmx(self):
+        make_answer(external_id="x1")
+        r = self.client.get("/answers/", headers={"HX-Request": "true"})
+        self.assertContains(r, 'id="results"')
+        self.assertNotContains(r, "<html")
+
+    def test_it_escapes_user_text(self):
+        answer = make_answer(question="<script>alert(1)</script>", text="<b>bold</b>", n_claims=0)
+        r = self.client.get(f"/answers/{answer.id}/")
+        self.assertNotContains(r, "<script>alert(1)</script>")
+        self.assertContains(r, "&lt;script&gt;alert(1)&lt;/script&gt;")
+
+    def test_it_keeps_answer_page_queries_constant(self):
+        small = make_answer(n_claims=2, n_passages=3)
+        big = make_answer(n_claims=40, n_passages=20)
+        counts = []
+        for a in (small, big):
+            from django.db import connection
+            from django.test.utils import CaptureQueriesContext
+
+            with CaptureQueriesContext(connection) as ctx:
+                self.assertEqual(self.client.get(f"/answers/{a.id}/").status_code, 200)
+            counts.append(len(ctx))
+        self.assertEqual(counts[0], counts[1])
+        with self.assertNumQueries(counts[0]):
+            self.client.get(f"/answers/{big.id}/")
+
+    def test_it_keeps_answers_list_queries_constant(self):
+        for i in range(3):
+            make_answer(external_id=f"s{i}")
+        with self.assertNumQueries(6):
+            self.client.get("/answers/")
+        for i in range(30):
+            make_answer(external_id=f"t{i}")
+        with self.assertNumQueries(6):
+            self.client.get("/answers/")
+
+
+def test_it_has_no_missing_migrations(db):
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
+def test_it_passes_check_deploy_under_production_settings():
+    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": "k" * 20 + "production-like-secret-9f8e7d6c5b4a3210zyx",
+           "ALLOWED_HOSTS": "audit.example.org", "SECURE_SSL_REDIRECT": "true", "SECURE_COOKIES": "true",
+           "PLAIN_STATIC": "false"}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    r = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.browser
+def test_it_logs_in_and_opens_answers_in_chromium(live_server, page, login, transactional_db):
+    lead = make_user("lead", "lead")
+    make_answer(external_id="visible-answer")
+    login(page, lead)
+    page.goto(f"{live_server.url}/answers/")
+    assert page.locator("text=visible-answer").is_visible()
+    assert page.js_errors == []
