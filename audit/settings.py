@@ -125,6 +125,8 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL", "sqlite:///db.sqlite3"))}
+if os.environ.get("TEST_DATABASE_NAME"):  # lets parallel test runs share one PostgreSQL server
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
