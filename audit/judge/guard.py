@@ -1,0 +1,31 @@
+"""The evidence guard (DESIGN.md, judge step 4).
+
+A supported or contradicted verdict must quote a span that occurs verbatim, after whitespace
+normalisation, in the passage it names. Otherwise the verdict was reached from how plausible the
+claim sounded: it fails the guard and is scored as unsupported. Pure functions, no ORM.
+"""
+import re
+
+from audit.models.answers import Verdict
+
+_WS = re.compile(r"\s+")
+NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)
+
+
+def normalise_ws(text):
+    """Collapse every whitespace run to one space and strip the ends."""
+    return _WS.sub(" ", text or "").strip()
+
+
+def evidence_guard(verdict, evidence, passage_text):
+    """Return (scored_verdict, guard_passed).
+
+    guard_passed is None for verdicts that need no evidence (unsupported, non_assertive): they are
+    scored as given. For supported/contradicted it is True when the whitespace-normalised evidence is
+    non-empty and occurs in the whitespace-normalised passage text (None passage = not found).
+    """
+    if verdict not in NEEDS_EVIDENCE:
+        return verdict, None
+    quote = normalise_ws(evidence)
+    passed = bool(quote) and passage_text is not None and quote in normalise_ws(passage_text)
+    return (verdict if passed else Verdict.UNSUPPORTED.value), passed
