@@ -1,0 +1,125 @@
+"""Writes one batch of validated records in bulk (inside the caller's transaction).
+
+One lookup query per batch for the ids already in the dataset (never the whole dataset), then
+bulk inserts of answers, passages, claims and external verdicts. A record whose id was written
+earlier by this same import is a duplicate within the file: that is how duplicates are found
+without holding every id of the file in memory.
+"""
+from datetime import datetime
+
+from audit.ingest.parse import RecordError
+from audit.judge.guard import evidence_guard
+from audit.models import Answer, AuditAnswer, Claim, ClaimOrigin, JudgeVerdict, Passage
+
+ANSWER_FIELDS = ["question", "text", "created_at", "meta", "content_hash", "length", "import_batch"]
+INSERT_BATCH = 5000
+
+
+def locate(text, claim_text, pos):
+    """(start, end) of the claim in the answer, searching on from the previous claim first, or (None, None)."""
+    start = text.find(claim_text, pos)
+    if start < 0:
+        start = text.find(claim_text)
+    return (start, start + len(claim_text)) if start >= 0 else (None, None)
+
+
+class BatchWriter:
+    def __init__(self, batch, *, update, judge, now):
+        self.batch, self.update, self.judge_factory, self.now = batch, update, judge, now
+        self.judge = None  # created on the first verdict only
+        self.pending, self.pending_lines = [], {}
+        self.created = self.updated = self.unchanged = 0
+
+    def add(self, line, rec):
+        first = self.pending_lines.get(rec["id"])
+        if first is not None:
+            return [RecordError(line, "id", f"duplicate id {rec['id']!r}: already on line {first}")]
+        self.pending_lines[rec["id"]] = line
+        self.pending.append((line, rec))
+        return []
+
+    def flush(self):
+        """Write the pending records; return the errors found (the caller rolls back if there are any)."""
+        pending, self.pending, self.pending_lines = self.pending, [], {}
+        if not pending:
+            return []
+        existing = {
+            row[0]: row[1:] for row in Answer.objects.filter(
+                dataset=self.batch.dataset, external_id__in=[rec["id"] for _, rec in pending],
+            ).values_list("external_id", "id", "content_hash", "import_batch_id", "created_at")
+        }
+        errors, new, changed = [], [], []
+        for line, rec in pending:
+            old = existing.get(rec["id"])
+            if old is None:
+                new.append(self._answer(rec))
+            elif old[2] == self.batch.id:
+                errors.append(RecordError(line, "id", f"duplicate id {rec['id']!r}: already earlier in this file"))
+            elif old[1] == rec["hash"]:
+                self.unchanged += 1
+            elif not self.update:
+                errors.append(RecordError(line, "id", f"answer {rec['id']!r} already exists in dataset "
+                                          f"{self.batch.dataset.name!r} with different content; import with "
+                                          "--update (web: 'Replace changed answers') to replace it"))
+            else:
+                changed.append((line, self._answer(rec, pk=old[0], created_at=old[3])))
+        errors += self._refuse_frozen(changed)
+        Answer.objects.bulk_create(new, batch_size=INSERT_BATCH)
+        if changed and not errors:
+            self._replace([a for _, a in changed])
+        self.created += len(new)
+        self.updated += len(changed) if not errors else 0
+        self._parts(new + ([a for _, a in changed] if not errors else []))
+        return errors
+
+    def _answer(self, rec, pk=None, created_at=None):
+        when = datetime.fromisoformat(rec["created_at"]) if rec["created_at"] else (created_at or self.now)
+        answer = Answer(id=pk, dataset_id=self.batch.dataset_id, external_id=rec["id"], question=rec["question"],
+                        text=rec["answer"], created_at=when, meta=rec["meta"], content_hash=rec["hash"],
+                        length=len(rec["answer"]), import_batch_id=self.batch.id)
+        answer.record = rec  # the validated parts, written by _parts
+        return answer
+
+    def _refuse_frozen(self, changed):
+        if not changed:
+            return []
+        by_id = {a.id: (line, a) for line, a in changed}
+        frozen = AuditAnswer.objects.filter(answer_id__in=by_id).values_list("answer_id", flat=True).distinct()
+        return [RecordError(by_id[pk][0], "id", f"answer {by_id[pk][1].external_id!r} changed but it is in an "
+                            "audit, and audits are frozen: not replaced") for pk in frozen]
+
+    def _replace(self, answers):
+        Answer.objects.bulk_update(answers, ANSWER_FIELDS, batch_size=500)
+        ids = [a.id for a in answers]
+        Claim.objects.filter(answer_id__in=ids).delete()  # cascades to verdicts; labels protect (ProtectedError)
+        Passage.objects.filter(answer_id__in=ids).delete()
+
+    def _parts(self, answers):
+        passages, claims, verdicts = [], [], []
+        for a in answers:
+            rec = a.record
+            texts = {}
+            for i, p in enumerate(rec["passages"]):
+                passages.append(Passage(answer_id=a.id, position=i, external_id=p["id"], source=p["source"],
+                                        text=p["text"]))
+                texts[p["id"]] = p["text"]
+            pos = 0
+            for i, c in enumerate(rec["claims"]):
+                start, end = locate(a.text, c["text"], pos)
+                pos = end if end is not None else pos
+                claim = Claim(answer_id=a.id, position=i, text=c["text"], span_start=start, span_end=end,
+                              origin=ClaimOrigin.IMPORTED)
+                claims.append(claim)
+                if c["verdict"]:
+                    guard = evidence_guard(c["verdict"], c["evidence"], texts.get(c["passage_id"]))
+                    verdicts.append((claim, c, *guard))
+        Passage.objects.bulk_create(passages, batch_size=INSERT_BATCH)
+        Claim.objects.bulk_create(claims, batch_size=INSERT_BATCH)
+        if verdicts:
+            self.judge = self.judge or self.judge_factory()
+            JudgeVerdict.objects.bulk_create([
+                JudgeVerdict(claim_id=claim.id, judge_version=self.judge, raw_verdict=c["verdict"], verdict=scored,
+                             evidence=c["evidence"], passage_external_id=c["passage_id"], reason=c["reason"],
+                             guard_passed=passed)
+                for claim, c, scored, passed in verdicts
+            ], batch_size=INSERT_BATCH)
