@@ -4,17 +4,15 @@ A supported or contradicted verdict must quote a span that occurs verbatim, afte
 normalisation, in the passage it names. Otherwise the verdict was reached from how plausible the
 claim sounded: it fails the guard and is scored as unsupported. Pure functions, no ORM.
 """
-import re
-
 from audit.models.answers import Verdict
 
-_WS = re.compile(r"\s+")
 NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)
 
 
 def normalise_ws(text):
     """Collapse every whitespace run to one space and strip the ends."""
-    return _WS.sub(" ", text or "").strip()
+    # str.split() splits on the same Unicode whitespace as re's \s, several times faster than re.sub.
+    return " ".join((text or "").split())
 
 
 def evidence_guard(verdict, evidence, passage_text):
