@@ -1,0 +1,206 @@
+"""Agreement between two raters (annotator A vs B, or judge vs gold) on nominal verdicts.
+
+Point estimates come from the libraries (statsmodels cohens_kappa, krippendorff.alpha); Gwet's AC1 is
+not in them and is implemented from Gwet (2008). Confidence intervals come from a cluster bootstrap that
+resamples ANSWERS (the claims of one answer are not independent), vectorised: the per-answer contingency
+counts are summed with a (resamples x answers) multiplicity matrix, then every statistic is computed for
+all resamples at once from those tables.
+"""
+
+import warnings
+
+import krippendorff
+import numpy as np
+from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
+
+from audit.report.stats_common import not_computable, stat
+
+RESAMPLES = 1000
+MIN_FINITE_SHARE = 0.9  # below this share of defined resamples the CI is not reported
+
+
+# ---------- point estimates on one k x k table (rows: rater 1, columns: rater 2) ----------
+
+def table_from_pairs(a, b, categories):
+    index = {c: i for i, c in enumerate(categories)}
+    t = np.zeros((len(categories), len(categories)))
+    for x, y in zip(a, b, strict=True):
+        t[index[x], index[y]] += 1
+    return t
+
+
+def percent_agreement(table):
+    t = np.asarray(table, dtype=float)
+    if t.sum() == 0:
+        return not_computable("no items were rated by both")
+    return stat(np.trace(t) / t.sum(), agree=float(np.trace(t)), n=float(t.sum()))
+
+
+def cohen_kappa(table):
+    t = np.asarray(table, dtype=float)
+    n = t.sum()
+    if n == 0:
+        return not_computable("no items were rated by both")
+    pe = (t.sum(1) / n) @ (t.sum(0) / n)
+    if pe >= 1 - 1e-12:
+        return not_computable("both raters used a single verdict, so chance agreement is 1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return stat(sm_cohens_kappa(t).kappa)
+
+
+def gwet_ac1(table):
+    """Two raters: p_e = 1/(q-1) * sum_k pi_k (1 - pi_k), pi_k the mean of the two raters' marginals;
+    q is the number of categories on the scale (the table's size), used or not."""
+    t = np.asarray(table, dtype=float)
+    n, q = t.sum(), t.shape[0]
+    if n == 0:
+        return not_computable("no items were rated by both")
+    if q < 2:
+        return not_computable("fewer than two categories")
+    pi = (t.sum(0) + t.sum(1)) / (2 * n)
+    pe = (pi * (1 - pi)).sum() / (q - 1)
+    return stat((np.trace(t) / n - pe) / (1 - pe))
+
+
+def multi_rater_counts(units):
+    """units: list of per-unit lists of ratings (None/NaN missing) -> (units x categories counts, categories)."""
+    cats = sorted({x for u in units for x in u if x is not None and x == x})
+    return np.array([[sum(1 for x in u if x == c) for c in cats] for u in units], dtype=float), cats
+
+
+def gwet_ac1_multi(counts, q=None):
+    """Gwet's AC1 for any number of raters with missing ratings (units x categories counts):
+    p_a over units with two or more ratings, pi_k over all rated units."""
+    c = np.asarray(counts, dtype=float)
+    r = c.sum(1)
+    q = q or c.shape[1]
+    pair = r >= 2
+    if not pair.any() or q < 2:
+        return not_computable("no unit has two ratings" if not pair.any() else "fewer than two categories")
+    pa = np.mean((c[pair] * (c[pair] - 1)).sum(1) / (r[pair] * (r[pair] - 1)))
+    pi = np.mean(c[r >= 1] / r[r >= 1, None], axis=0)
+    pe = (pi * (1 - pi)).sum() / (q - 1)
+    fleiss_pe = (pi**2).sum()
+    return stat((pa - pe) / (1 - pe), p_a=float(pa),
+                fleiss_kappa=float((pa - fleiss_pe) / (1 - fleiss_pe)) if fleiss_pe < 1 else None)
+
+
+def krippendorff_alpha(a, b):
+    """Nominal alpha of two raters' label lists (None = missing)."""
+    if len(a) == 0:
+        return not_computable("no items were rated by both")
+    # A numpy unicode array; np.nan becomes the string "nan", which krippendorff reads as missing.
+    data = np.array([[np.nan if x is None else x for x in a], [np.nan if x is None else x for x in b]], dtype=str)
+    try:
+        return stat(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    except ValueError as e:
+        if "more than one value" in str(e):
+            why = "every label is the same verdict"
+        elif "two coders" in str(e):
+            why = "no item was labelled by both"
+        else:
+            why = f"alpha undefined ({e})"
+        return not_computable(why)
+
+
+def specific_agreement(table, categories):
+    """Per category: 2 n_kk / (n_k. + n_.k); undefined when neither rater used the category."""
+    t = np.asarray(table, dtype=float)
+    out = {}
+    for i, c in enumerate(categories):
+        den = t[i].sum() + t[:, i].sum()
+        out[c] = stat(2 * t[i, i] / den) if den else not_computable(f"neither rater used {c}")
+    return out
+
+
+# ---------- vectorised versions for a batch of tables (B, k, k), used by the bootstrap ----------
+
+def batch_stats(tables):
+    t = np.asarray(tables, dtype=float)
+    q = t.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = t.sum((1, 2))
+        diag = np.einsum("bkk->bk", t)
+        po = diag.sum(1) / n
+        rows, cols = t.sum(2), t.sum(1)
+        pe_k = (rows * cols).sum(1) / n**2
+        pi = (rows + cols) / (2 * n[:, None])
+        pe_g = (pi * (1 - pi)).sum(1) / (q - 1)
+        nc = rows + cols  # coincidence-matrix marginals; 2n values in all
+        alpha = 1 - (2 * n - 1) * (2 * n - 2 * diag.sum(1)) / ((2 * n) ** 2 - (nc**2).sum(1))
+        out = {
+            "percent_agreement": po,
+            "cohen_kappa": np.where(pe_k < 1 - 1e-12, (po - pe_k) / (1 - pe_k), np.nan),
+            "gwet_ac1": (po - pe_g) / (1 - pe_g),
+            "krippendorff_alpha": np.where((nc**2).sum(1) < (2 * n) ** 2, alpha, np.nan),
+            "specific": 2 * diag / nc,
+        }
+    return out
+
+
+def resample_matrix(n_clusters, resamples, rng):
+    """How many times each cluster is drawn in each resample: (resamples x n_clusters)."""
+    idx = rng.integers(0, n_clusters, size=(resamples, n_clusters))
+    flat = (idx + (np.arange(resamples) * n_clusters)[:, None]).ravel()
+    return np.bincount(flat, minlength=resamples * n_clusters).reshape(resamples, n_clusters)
+
+
+def cluster_tables(cluster_ids, a, b, categories):
+    """Per-cluster k x k counts flattened: (n_clusters, k*k)."""
+    k = len(categories)
+    index = {c: i for i, c in enumerate(categories)}
+    _, cl = np.unique(np.asarray(cluster_ids), return_inverse=True)
+    cells = np.array([index[x] * k + index[y] for x, y in zip(a, b, strict=True)], dtype=np.int64)
+    per = np.zeros((cl.max() + 1 if len(cl) else 0, k * k))
+    np.add.at(per, (cl, cells), 1)
+    return per
+
+
+def percentile_ci(samples):
+    s = np.asarray(samples, dtype=float)
+    ok = np.isfinite(s)
+    if ok.mean() < MIN_FINITE_SHARE:
+        return None
+    lo, hi = np.percentile(s[ok], [2.5, 97.5])
+    return [float(lo), float(hi)]
+
+
+def reliability_reading(alpha):
+    """Krippendorff's (2004) thresholds, in plain words."""
+    if alpha.get("value") is None:
+        return "Reliability unknown: " + alpha["why"] + "."
+    a = alpha["value"]
+    if a < 0.667:
+        return f"alpha {a:.3f} < 0.667: labels not reliable enough to score the judge against."
+    if a < 0.8:
+        return f"alpha {a:.3f} is between 0.667 and 0.8: draw only tentative conclusions from these labels."
+    return f"alpha {a:.3f} >= 0.8: labels are reliable."
+
+
+def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
+    """All agreement figures of two raters on the same items, CIs by resampling clusters (answers)."""
+    categories = list(categories)
+    table = table_from_pairs(a, b, categories)
+    out = {
+        "categories": categories, "table": table.astype(int).tolist(), "n": len(a),
+        "answers": len(set(cluster_ids)), "agree": int(np.trace(table)),
+        "percent_agreement": percent_agreement(table), "cohen_kappa": cohen_kappa(table),
+        "krippendorff_alpha": krippendorff_alpha(list(a), list(b)), "gwet_ac1": gwet_ac1(table),
+        "specific": specific_agreement(table, categories), "ci_why": None,
+    }
+    if out["answers"] < 2:
+        out["ci_why"] = "not computable: fewer than two answers to resample"
+        return out
+    per = cluster_tables(cluster_ids, a, b, categories)
+    rng = np.random.default_rng(seed)
+    tables = (resample_matrix(per.shape[0], resamples, rng) @ per).reshape(resamples, len(categories), -1)
+    boot = batch_stats(tables)
+    for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha", "gwet_ac1"):
+        if out[name]["value"] is not None:
+            out[name]["ci"] = percentile_ci(boot[name])
+    for i, c in enumerate(categories):
+        if out["specific"][c]["value"] is not None:
+            out["specific"][c]["ci"] = percentile_ci(boot["specific"][:, i])
+    out["ci_method"] = f"percentile bootstrap, {resamples} resamples of answers (seed {seed})"
+    return out

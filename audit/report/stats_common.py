@@ -1,0 +1,45 @@
+"""Shared shapes for the report's statistics: every figure is a plain dict that either carries a value
+(with its CI and denominator) or says why it is not computable. Pure: no Django, no ORM."""
+
+import math
+
+import numpy as np
+
+VERDICTS = ("supported", "contradicted", "unsupported", "non_assertive")
+BAD = ("contradicted", "unsupported")
+SCORED = ("supported", "contradicted", "unsupported")
+
+
+def finite(x):
+    return x is not None and isinstance(x, (int, float, np.floating, np.integer)) and math.isfinite(float(x))
+
+
+def stat(value, ci=None, **extra):
+    """A computed figure. A NaN/inf value (or CI bound) is turned into 'not computable' rather than shown."""
+    if not finite(value):
+        return not_computable(extra.pop("why", "the statistic is undefined for these data"), **extra)
+    out = {"value": float(value), "ci": None, "why": None, **extra}
+    if ci is not None and all(finite(c) for c in ci):
+        out["ci"] = [float(ci[0]), float(ci[1])]
+    return out
+
+
+def not_computable(why, **extra):
+    return {"value": None, "ci": None, "why": f"not computable: {why}", **extra}
+
+
+def clean(obj):
+    """Make a report JSON-safe: NaN/inf -> None, numpy scalars/arrays -> Python."""
+    if isinstance(obj, dict):
+        return {str(k): clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [clean(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return clean(obj.tolist())
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
