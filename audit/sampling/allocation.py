@@ -1,0 +1,123 @@
+"""Sample allocation across strata: pure functions, no ORM.
+
+allocate() returns integer sample sizes n_h that sum to exactly min(n, N): the continuous allocation
+n_h = clamp(c * w_h, lower_h, N_h) (lower_h = the minimum per stratum), with c found so the sizes sum to
+the target, then largest-remainder rounding. Capping at N_h and raising to the minimum both redistribute
+the difference over the other strata through c.
+"""
+
+import math
+
+PROPORTIONAL, EQUAL, NEYMAN = "proportional", "equal", "neyman"
+DEFAULT_FAIL_RATE = 0.1
+
+
+def weights(populations, method, fail_rates=None, default_p=DEFAULT_FAIL_RATE):
+    """Relative allocation weight of each stratum (same order as populations, a list of (label, N_h))."""
+    fail_rates = fail_rates or {}
+    if method == PROPORTIONAL:
+        return [float(n) for _, n in populations]
+    if method == EQUAL:
+        return [1.0 if n > 0 else 0.0 for _, n in populations]
+    if method == NEYMAN:
+        out = []
+        for label, n in populations:
+            p = float(fail_rates.get(label, default_p))
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"expected failure rate for {label!r} must be between 0 and 1, got {p}")
+            out.append(n * math.sqrt(p * (1 - p)))
+        return out
+    raise ValueError(f"unknown allocation {method!r}: use proportional, equal or neyman")
+
+
+def _continuous(target, w, lower, upper):
+    """x_h = clamp(c * w_h, lower_h, upper_h) with sum x_h == target (bisection on c; S(c) is monotone)."""
+    def total(c):
+        return sum(min(u, max(lo, c * wh)) for wh, lo, u in zip(w, lower, upper, strict=True))
+
+    positive = [u / wh for wh, u in zip(w, upper, strict=True) if wh > 0]
+    if not positive:
+        return [float(lo) for lo in lower]
+    lo_c, hi_c = 0.0, max(positive)
+    for _ in range(200):
+        mid = (lo_c + hi_c) / 2
+        if total(mid) < target:
+            lo_c = mid
+        else:
+            hi_c = mid
+    return [min(u, max(lo, hi_c * wh)) for wh, lo, u in zip(w, lower, upper, strict=True)]
+
+
+def _round(target, x, lower, upper):
+    """Largest remainder: floors, then +1 to the biggest fractional parts (ties: earlier stratum)."""
+    n = [max(lo, min(u, math.floor(v + 1e-9))) for v, lo, u in zip(x, lower, upper, strict=True)]
+    order = sorted(range(len(x)), key=lambda i: (-(x[i] - math.floor(x[i] + 1e-9)), i))
+    while sum(n) < target:
+        progressed = False
+        for i in order:
+            if sum(n) >= target:
+                break
+            if n[i] < upper[i]:
+                n[i] += 1
+                progressed = True
+        if not progressed:
+            break
+    for i in reversed(order):  # float noise can only overshoot by a unit or two
+        if sum(n) <= target:
+            break
+        if n[i] > lower[i]:
+            n[i] -= 1
+    return n
+
+
+def allocate(populations, n, method=PROPORTIONAL, *, min_per_stratum=0, fail_rates=None,
+             default_p=DEFAULT_FAIL_RATE):
+    """populations: [(label, N_h)] in display order. Returns [n_h] summing to min(n, sum N_h)."""
+    if n < 0 or min_per_stratum < 0:
+        raise ValueError("sample size and minimum per stratum must not be negative")
+    upper = [max(0, int(N)) for _, N in populations]
+    target = min(int(n), sum(upper))
+    if target == 0:
+        return [0] * len(upper)
+    w = weights(populations, method, fail_rates, default_p)
+    if sum(w) <= 0:  # e.g. Neyman with every p in {0, 1}: nothing to prefer, share equally
+        w = [1.0 if u > 0 else 0.0 for u in upper]
+    lower = [min(min_per_stratum, u) for u in upper]
+    if sum(lower) > target:
+        # The minimum cannot be met everywhere: spread the target as evenly as the minimum allows.
+        w, upper, lower = [1.0 if lo > 0 else 0.0 for lo in lower], lower, [0] * len(lower)
+    x = _continuous(target, w, lower, upper)
+    return _round(target, x, lower, upper)
+
+
+def design_table(populations, sizes, fail_rates=None):
+    """[{stratum, population, sample, inclusion_probability, weight}] for Audit.design."""
+    rows = []
+    for (label, N), k in zip(populations, sizes, strict=True):
+        row = {"stratum": label, "population": N, "sample": k,
+               "inclusion_probability": k / N if N else 0.0, "weight": N / k if k else None}
+        if fail_rates is not None:
+            row["expected_fail_rate"] = float(fail_rates.get(label, DEFAULT_FAIL_RATE))
+        rows.append(row)
+    return rows
+
+
+def resolve_fail_rates(labels, given=None, default_p=DEFAULT_FAIL_RATE):
+    """{label: p} for every stratum label from the rates given: an exact label wins, then the most specific
+    partial label whose parts all occur in the stratum's label (e.g. "judge=fail" for
+    "judge=fail | meta.model=x"), then "*", then the default."""
+    given = {str(k).strip(): float(v) for k, v in (given or {}).items()}
+    for k, v in given.items():
+        if not 0.0 <= v <= 1.0:
+            raise ValueError(f"expected failure rate for {k!r} must be between 0 and 1, got {v}")
+    fallback = given.get("*", default_p)
+    out = {}
+    for label in labels:
+        parts = {p.strip() for p in label.split("|")}
+        best = None
+        for k, v in given.items():
+            kparts = {p.strip() for p in k.split("|")}
+            if k != "*" and kparts <= parts and (best is None or len(kparts) > best[0]):
+                best = (len(kparts), v)
+        out[label] = best[1] if best else fallback
+    return out

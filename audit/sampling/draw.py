@@ -1,0 +1,66 @@
+"""Stratum sizes by GROUP BY and the within-stratum draw, both in the database.
+
+Within a stratum the sample is the n_h answers with the smallest order key (ties by id). To avoid
+sorting the whole pool, each stratum only returns rows whose key is below a threshold t_h chosen so that
+about n_h + margin rows qualify; a stratum that comes up short is asked again with a higher threshold.
+The result is exactly the n_h smallest keys whatever the thresholds, so it is reproducible.
+"""
+
+import math
+from collections import defaultdict
+
+from django.db.models import Case, Count, IntegerField, Value, When
+
+from audit.sampling import population as pop
+
+
+def _aliases(keys):
+    return [f"_s{i}" for i in range(len(keys))]
+
+
+def strata_counts(qs, keys, judge_version_id=None):
+    """[(label, values_tuple, N_h)] for every non-empty stratum, ordered by label."""
+    if not keys:
+        return [("all", (), qs.count())]
+    aliases = _aliases(keys)
+    exprs = {a: pop.stratum_expression(k, judge_version_id) for a, k in zip(aliases, keys, strict=True)}
+    rows = qs.order_by().values(**exprs).annotate(_n=Count("pk")).values_list(*aliases, "_n")
+    out = [(pop.stratum_label(keys, r[:-1]), tuple(r[:-1]), r[-1]) for r in rows]
+    return sorted(out, key=lambda r: r[0])
+
+
+def _threshold(n_h, N_h, factor=1.0):
+    want = (n_h + 4 * math.sqrt(n_h) + 8) * factor
+    return pop.P if want >= N_h else max(1, math.ceil(pop.P * want / N_h))
+
+
+def draw(qs, keys, strata, sizes, seed, judge_version_id=None):
+    """strata: [(label, values, N_h)], sizes: [n_h]. Returns {label: [(key, answer_id), ...]} sorted."""
+    aliases = _aliases(keys)
+    exprs = {a: pop.stratum_expression(k, judge_version_id) for a, k in zip(aliases, keys, strict=True)}
+    base = qs.order_by().annotate(**exprs, _k=pop.order_key(seed))
+    wanted = {label: (values, n, N) for (label, values, N), n in zip(strata, sizes, strict=True) if n > 0}
+    factor = {label: 1.0 for label in wanted}
+    picked = {}
+    while wanted:
+        thresholds = {label: _threshold(n, N, factor[label]) for label, (_, n, N) in wanted.items()}
+        if keys:
+            limit = Case(
+                *[When(pop.stratum_match(aliases, wanted[label][0]), then=Value(t)) for label, t in thresholds.items()],
+                default=Value(0), output_field=IntegerField(),
+            )
+            rows = base.filter(_k__lt=max(thresholds.values())).filter(_k__lt=limit)
+        else:
+            rows = base.filter(_k__lt=thresholds["all"])
+        found = defaultdict(list)
+        for *values, k, pk in rows.values_list(*aliases, "_k", "pk"):
+            found[pop.stratum_label(keys, values)].append((k, pk))
+        for label in list(wanted):
+            _, n, N = wanted[label]
+            got = sorted(found.get(label, []))
+            if len(got) >= n or thresholds[label] >= pop.P:
+                picked[label] = got[:n]
+                del wanted[label]
+            else:
+                factor[label] *= 4
+    return picked

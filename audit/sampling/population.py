@@ -1,0 +1,119 @@
+"""The population of an audit and its strata, as SQL expressions over Answer (nothing loaded into Python)."""
+
+import datetime as dt
+import hashlib
+import re
+
+from django.db.models import BigIntegerField, Case, Exists, ExpressionWrapper, F, OuterRef, Q, TextField, Value, When
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Coalesce
+
+from audit.models import Answer, AuditAnswer, JudgeVerdict, JudgeVersion
+from audit.models.answers import BAD_VERDICTS
+
+META_FIELD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,63}")
+NONE_LABEL = "(none)"
+LENGTH_BUCKETS = ((300, "<300"), (801, "300-800"))  # upper bounds (exclusive); the rest is ">800"
+LENGTH_LAST = ">800"
+
+# The order key is a polynomial hash of (answer id, seed) modulo the prime 2^31 - 1, computed in SQL with
+# integer arithmetic only: every intermediate stays below 2^63, so SQLite and PostgreSQL agree exactly.
+P = 2_147_483_647
+A1 = 1_103_515_245 % P
+
+
+class StrataError(ValueError):
+    pass
+
+
+def parse_strata_keys(raw):
+    """'judge, meta.model' or a list -> ['judge', 'meta.model']; clear errors for anything else."""
+    keys = [k.strip() for k in (raw.split(",") if isinstance(raw, str) else raw) if k and k.strip()]
+    for k in keys:
+        if k in ("judge", "length"):
+            continue
+        if not (k.startswith("meta.") and META_FIELD.fullmatch(k[5:])):
+            raise StrataError(f"unknown stratification key {k!r}: use judge, length or meta.FIELD")
+    if len(set(keys)) != len(keys):
+        raise StrataError("a stratification key is repeated")
+    return keys
+
+
+def meta_text(field):
+    # Compare and group metadata as text so numbers behave the same on SQLite and PostgreSQL.
+    return Cast(KeyTextTransform(field, "meta"), TextField())
+
+
+def default_judge_version(dataset):
+    """The most recently created judge version having verdicts on answers of this dataset."""
+    has = JudgeVerdict.objects.filter(judge_version=OuterRef("pk"), claim__answer__dataset=dataset)
+    return JudgeVersion.objects.filter(Exists(has)).order_by("-created_at", "-id").first()
+
+
+def stratum_expression(key, judge_version_id=None):
+    if key.startswith("meta."):
+        return Coalesce(meta_text(key[5:]), Value(NONE_LABEL), output_field=TextField())
+    if key == "length":
+        whens = [When(length__lt=bound, then=Value(label)) for bound, label in LENGTH_BUCKETS]
+        return Case(*whens, default=Value(LENGTH_LAST), output_field=TextField())
+    if key == "judge":
+        if judge_version_id is None:
+            return Value("unjudged", output_field=TextField())
+        verdicts = JudgeVerdict.objects.filter(claim__answer=OuterRef("pk"), judge_version_id=judge_version_id)
+        return Case(
+            When(Exists(verdicts.filter(verdict__in=BAD_VERDICTS)), then=Value("fail")),
+            When(Exists(verdicts), then=Value("pass")),
+            default=Value("unjudged"), output_field=TextField(),
+        )
+    raise StrataError(f"unknown stratification key {key!r}")
+
+
+def order_key(seed):
+    """Deterministic pseudo-random key in [0, P) from (id, seed): a degree-4 polynomial in id mod P."""
+    digest = hashlib.sha256(str(int(seed)).encode()).digest()
+    s1, s2, s3 = (int.from_bytes(digest[i : i + 8], "big") % P for i in (0, 8, 16))
+    x = F("id") % P
+    h1 = (x * A1 + s1) % P
+    h2 = (h1 * h1 + x * (s2 or 1)) % P
+    return ExpressionWrapper((h2 * h2 + h1 * (s3 or 1)) % P, output_field=BigIntegerField())
+
+
+def order_key_py(answer_id, seed):
+    """The same key computed in Python (tests compare it with the database's)."""
+    digest = hashlib.sha256(str(int(seed)).encode()).digest()
+    s1, s2, s3 = (int.from_bytes(digest[i : i + 8], "big") % P for i in (0, 8, 16))
+    x = answer_id % P
+    h1 = (x * A1 + s1) % P
+    h2 = (h1 * h1 + x * (s2 or 1)) % P
+    return (h2 * h2 + h1 * (s3 or 1)) % P
+
+
+def _day(value):
+    return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+
+
+def population(dataset, population_filter=None):
+    """Answer queryset of the population: dataset, created_at range (dates, inclusive), metadata
+    equalities, and optionally answers not yet in any audit."""
+    f = population_filter or {}
+    qs = Answer.objects.filter(dataset=dataset)
+    if f.get("created_from"):
+        qs = qs.filter(created_at__gte=dt.datetime.combine(_day(f["created_from"]), dt.time(), dt.UTC))
+    if f.get("created_to"):
+        end = _day(f["created_to"]) + dt.timedelta(days=1)
+        qs = qs.filter(created_at__lt=dt.datetime.combine(end, dt.time(), dt.UTC))
+    for i, (field, value) in enumerate(sorted((f.get("meta") or {}).items())):
+        if not META_FIELD.fullmatch(field):
+            raise StrataError(f"invalid metadata field name {field!r}")
+        qs = qs.alias(**{f"_m{i}": meta_text(field)}).filter(**{f"_m{i}": str(value)})
+    if f.get("exclude_audited"):
+        qs = qs.filter(~Exists(AuditAnswer.objects.filter(answer=OuterRef("pk"))))
+    return qs
+
+
+def stratum_label(keys, values):
+    return " | ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True)) if keys else "all"
+
+
+def stratum_match(aliases, values):
+    return Q(**dict(zip(aliases, values, strict=True)))

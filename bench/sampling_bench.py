@@ -1,0 +1,114 @@
+"""Sampling bench: draw 150 answers from a pool of 1,000,000 with two stratification keys.
+
+Run from /work/main:  DEBUG=true .venv/bin/python bench/sampling_bench.py [--pool N] [--only sqlite|postgres]
+Builds the pool with one INSERT ... SELECT in a throwaway database (SQLite file under /tmp, PostgreSQL
+database bench_sampling on 127.0.0.1:5432) and times the preview (GROUP BY) and the full draw.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SQLITE_PATH = "/tmp/bench_sampling.sqlite3"
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+PG_URL = "postgres://postgres@127.0.0.1:5432/bench_sampling"
+
+# Skewed model mix (gpt-4 half the traffic) and a deterministic length spread over 0..1499 chars.
+MODEL_CASE = ("CASE WHEN i % 20 < 10 THEN 'gpt-4' WHEN i % 20 < 16 THEN 'claude' "
+              "WHEN i % 20 < 19 THEN 'llama' ELSE 'mistral' END")
+LENGTH = "((CAST(i AS BIGINT) * 7919 + (CAST(i AS BIGINT) / 7) * 104729) % 1500)"
+POOL_SQL = {
+    "sqlite": ("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n}) "
+               "INSERT INTO audit_answer (dataset_id, external_id, question, text, created_at, meta, content_hash, "
+               "length) SELECT {ds}, 'a' || i, 'q', '', '2026-11-20 10:00:00', "
+               f"json_object('model', {MODEL_CASE}, 'doc_type', 'd' || (i % 3)), '', {LENGTH} FROM c"),
+    "postgresql": ("INSERT INTO audit_answer (dataset_id, external_id, question, text, created_at, meta, content_hash, "
+                   "length) SELECT {ds}, 'a' || i, 'q', '', '2026-11-20 10:00:00+00', "
+                   f"jsonb_build_object('model', {MODEL_CASE}, 'doc_type', 'd' || (i % 3)), '', {LENGTH} "
+                   "FROM generate_series(1, {n}) AS i"),
+}
+
+
+def child(n):
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+    django.setup()
+    from django.apps import apps
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connection
+
+    from audit.models import Audit, Dataset
+    from audit.sampling import services
+
+    settings.MIGRATION_MODULES = {c.label: None for c in apps.get_app_configs()}  # plain syncdb of the models
+    call_command("migrate", run_syncdb=True, verbosity=0)
+    vendor = connection.vendor
+    t = time.perf_counter()
+    ds = Dataset.objects.create(name="bench")
+    with connection.cursor() as cur:
+        cur.execute(POOL_SQL[vendor].replace("{n}", str(int(n))).replace("{ds}", str(ds.id)))
+        cur.execute("ANALYZE")
+    print(f"[{vendor}] pool of {n:,} answers built in {time.perf_counter() - t:.1f} s")
+
+    def timed(label, fn):
+        t0 = time.perf_counter()
+        out = fn()
+        print(f"[{vendor}] {label}: {time.perf_counter() - t0:.3f} s")
+        return out
+
+    keys = ["meta.model", "length"]
+    p = timed("preview, strata meta.model x length (GROUP BY)",
+              lambda: services.audit_preview(dataset=ds, strata_keys=keys, size=150))
+    print(f"[{vendor}]   {len(p['design'])} strata, population {p['population_size']:,}")
+    for alloc, seed in (("proportional", 1), ("equal", 2), ("neyman", 3)):
+        audit = timed(f"create audit, 150 answers, {alloc} allocation (counts + draw + insert)",
+                      lambda a=alloc, s=seed: services.audit_create(name=f"bench-{a}", dataset=ds, strata_keys=keys,
+                                                                  allocation_method=a, size=150, seed=s))
+        assert audit.items.count() == 150
+    timed("create audit, simple random sample of 150",
+          lambda: services.audit_create(name="bench-srs", dataset=ds, size=150, seed=4))
+    timed("create audit, 150 answers, stratified, excluding answers already audited",
+          lambda: services.audit_create(name="bench-excl", dataset=ds, strata_keys=keys, size=150, seed=5,
+                                        population_filter={"exclude_audited": True}))
+    again = services.audit_create(name="bench-repeat", dataset=ds, strata_keys=keys, size=150, seed=1)
+    first = Audit.objects.get(name="bench-proportional")
+    same = set(again.items.values_list("answer_id", flat=True)) == set(first.items.values_list("answer_id", flat=True))
+    print(f"[{vendor}] same seed, same sample: {same}")
+
+
+def prepare(backend):
+    if backend == "sqlite":
+        for suffix in ("", "-wal", "-shm"):
+            Path(SQLITE_PATH + suffix).unlink(missing_ok=True)
+        return f"sqlite:///{SQLITE_PATH}"
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS bench_sampling")
+        conn.execute("CREATE DATABASE bench_sampling")
+    return PG_URL
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pool", type=int, default=1_000_000)
+    parser.add_argument("--only", choices=["sqlite", "postgres"])
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args.pool)
+    for backend in [args.only] if args.only else ["sqlite", "postgres"]:
+        env = {**os.environ, "DATABASE_URL": prepare(backend), "DEBUG": os.environ.get("DEBUG", "true")}
+        env.pop("TEST_DATABASE_NAME", None)
+        subprocess.run([sys.executable, __file__, "--child", "--pool", str(args.pool)], env=env, cwd=ROOT, check=True)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
