@@ -8,7 +8,7 @@ import into a new dataset name leaves no row at all, and the returned batch is u
 import hashlib
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, reset_queries, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
@@ -59,6 +59,8 @@ def answers_import(fileobj, *, dataset_name, file_name, user=None, update=False,
                 records += rec is not None
                 if len(writer.pending) >= batch_size:
                     errors += writer.flush()
+                    if settings.DEBUG:  # DEBUG keeps every SQL text in memory: drop it per batch
+                        reset_queries()
                 if len(errors) >= max_errors:
                     errors.append(RecordError(line, "", f"stopped reading after {max_errors} errors"))
                     break
