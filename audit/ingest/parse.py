@@ -208,8 +208,6 @@ def normalise(obj, line, lim):
     if not isinstance(obj, dict):
         return None, [RecordError(line, "", f"must be a JSON object, got {type(obj).__name__}")]
     errors = []
-    if obj.get("passages") is None:
-        errors.append(RecordError(line, "passages", "missing"))
     rec = {
         "id": _text(obj, "id", line, "id", lim, errors, max_chars=200),
         "question": _text(obj, "question", line, "question", lim, errors),
@@ -227,6 +225,8 @@ def normalise(obj, line, lim):
             errors.append(RecordError(line, key, "unknown field also present in meta: rename one of them"))
         meta[key] = obj[key]
     rec["meta"] = meta
+    if obj.get("passages") is None:
+        errors.append(RecordError(line, "passages", "missing"))
     rec["passages"] = _passages(_list(obj, "passages", line, lim["passages"], errors), line, lim, errors)
     ids = {p["id"] for p in rec["passages"]}
     rec["claims"] = _claims(_list(obj, "claims", line, lim["claims"], errors), ids, line, lim, errors)
