@@ -68,6 +68,8 @@ class JudgeRun(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     dataset = models.ForeignKey("audit.Dataset", models.CASCADE, null=True, blank=True)
     audit = models.ForeignKey("audit.Audit", models.CASCADE, null=True, blank=True, related_name="judge_runs")
+    # An explicit set of answers (neither a dataset nor an audit): their ids.
+    answer_ids = models.JSONField(default=list, blank=True)
     use_batch = models.BooleanField(default=False)
     batch_ids = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)

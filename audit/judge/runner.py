@@ -1,0 +1,203 @@
+"""Executing a judge run: bounded concurrency, resumable, within budget.
+
+Worker threads only make HTTP calls; the coordinating thread owns every database write (store.py).
+One pool serves decompose and verify calls, verify first, so the pool stays full across answers and
+answers finish one after another. Killed at any point, a rerun loads what is stored and calls the
+API only for the rest (store.load_states)."""
+
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from audit.judge.offline import OfflineJudge
+from audit.judge.outcome import FatalJudgeError
+from audit.judge.store import AnswerState, Recorder, load_states, scope_answer_ids
+from audit.models import JudgeRun
+
+CHUNK = 200  # answers loaded per query round
+OFFLINE_WINDOW = 64  # offline results stored per transaction
+
+
+@dataclass
+class Item:
+    stage: str  # decompose | verify
+    state: AnswerState
+    claim_id: int | None
+    params: dict
+
+
+class InlineExecutor:
+    """The offline judge needs no threads: run the call now, hand back a finished future."""
+
+    def submit(self, fn, *args):
+        future = Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - re-raised by future.result()
+            future.set_exception(exc)
+        return future
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        pass
+
+
+class Budget:
+    """Stops before a call that could take spending past the limit: spent + in flight + this call's
+    worst case (its input size, and the largest output seen so far for the stage, else max_tokens)."""
+
+    def __init__(self, run, recorder):
+        self.run, self.rec = run, recorder
+        self.reserved_tokens, self.reserved_usd = 0, 0.0
+        self.max_output = {}
+
+    def estimate(self, item):
+        if self.run.backend != "anthropic":
+            return 0, 0.0
+        p = item.params
+        system = p["system"] if isinstance(p["system"], str) else "".join(b["text"] for b in p["system"])
+        tokens_in = (len(system) + sum(len(m["content"]) for m in p["messages"])) // 3 + 10
+        tokens_out = self.max_output.get(item.stage) or p["max_tokens"]
+        prices = self.rec.prices or {"input": 0, "output": 0, "cache_write": 0}
+        usd = (tokens_in * max(prices["input"], prices["cache_write"]) + tokens_out * prices["output"]) / 1e6
+        return tokens_in + tokens_out, usd * self.rec.discount
+
+    def allows(self, est):
+        tokens, usd = est
+        r = self.run
+        if r.budget_tokens is not None and self.rec.tokens_used + self.reserved_tokens + tokens > r.budget_tokens:
+            return False
+        return r.budget_usd is None or r.cost_usd + self.reserved_usd + usd <= r.budget_usd
+
+    def reserve(self, est, sign=1):
+        self.reserved_tokens += sign * est[0]
+        self.reserved_usd += sign * est[1]
+
+    def settle(self, item, est, usage):
+        self.reserve(est, -1)
+        self.max_output[item.stage] = max(self.max_output.get(item.stage, 0), usage["output"])
+
+
+def make_judge(run):
+    if run.backend == "offline":
+        return OfflineJudge()
+    from audit.judge.llm import LLMJudge  # the SDK is loaded only when the LLM backend is used
+
+    return LLMJudge(run.judge_version.spec)
+
+
+def items_for(judge, st):
+    if st.needs_decompose:
+        st.pending = 1
+        return [Item("decompose", st, None, judge.decompose_params(st.text))]
+    return verify_items(judge, st, st.todo_claims)
+
+
+def verify_items(judge, st, claims):
+    if claims and st.context is None:
+        st.context = judge.verify_context(st.passages)
+    st.pending += len(claims)
+    return [Item("verify", st, cid, judge.verify_params(st.context, text)) for cid, text in claims]
+
+
+def handle(judge, rec, item, outcome, verdicts, verify_q):
+    """Store one outcome (inside the caller's transaction); returns True when its answer is finished."""
+    st = item.state
+    if not outcome.ok:
+        rec.store_failure(st, item.stage, item.claim_id, outcome)
+    elif item.stage == "decompose":
+        verify_q.extend(verify_items(judge, st, rec.store_claims(st, outcome.data)))
+    else:
+        verdicts.append((st, item.claim_id, outcome.data))
+    st.pending -= 1
+    return st.pending == 0
+
+
+def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
+    budget = Budget(run, rec)
+    concurrency = max(1, int(getattr(settings, "JUDGE_CONCURRENCY", 8)))
+    pool = ThreadPoolExecutor(concurrency, thread_name_prefix="judge") if judge.priced else InlineExecutor()
+    # Twice the pool size in flight: workers never wait while the coordinator writes.
+    window = 2 * concurrency if judge.priced else OFFLINE_WINDOW
+    chunks = deque(answer_ids[i:i + CHUNK] for i in range(0, len(answer_ids), CHUNK))
+    decompose_q, verify_q, in_flight, over_budget = deque(), deque(), {}, False
+
+    def next_item():
+        while not verify_q and not decompose_q and chunks:
+            for st in load_states(run, chunks.popleft(), retry_failed=retry_failed):
+                todo = items_for(judge, st)
+                (decompose_q if st.needs_decompose else verify_q).extend(todo)
+                run.answers_done += not todo
+        for queue in (verify_q, decompose_q):
+            if queue:
+                return queue.popleft()
+        return None
+
+    try:
+        while True:
+            while len(in_flight) < window and not over_budget and (item := next_item()):
+                est = budget.estimate(item)
+                if not budget.allows(est):
+                    over_budget = True
+                    break
+                budget.reserve(est)
+                in_flight[pool.submit(judge.call, item.stage, item.params)] = (item, est)
+            if not in_flight:
+                break
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            verdicts = []
+            with transaction.atomic():
+                for future in done:
+                    item, est = in_flight.pop(future)
+                    outcome = future.result()  # FatalJudgeError propagates
+                    budget.settle(item, est, outcome.usage)
+                    rec.add_usage(outcome.usage)
+                    run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
+                rec.store_verdicts(verdicts)
+            rec.flush()
+            if progress:
+                progress(run)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return over_budget
+
+
+def execute(run, *, progress=None, retry_failed=False):
+    from audit.judge.batch import BATCH_DISCOUNT, run_batches
+
+    batch = run.use_batch and run.backend == "anthropic"
+    rec = Recorder(run, discount=BATCH_DISCOUNT if batch else 1.0)
+    run.status, run.message, run.finished_at = JudgeRun.Status.RUNNING, "", None
+    run.started_at = run.started_at or timezone.now()
+    answer_ids = scope_answer_ids(run)
+    rec.start(answer_ids)
+    try:
+        judge = make_judge(run)
+        runner = run_batches if batch else run_sync
+        over_budget = runner(run, judge, rec, answer_ids, progress, retry_failed)
+    except FatalJudgeError as exc:
+        return finish(run, rec, JudgeRun.Status.FAILED, f"Stopped: {exc}")
+    except BaseException as exc:
+        finish(run, rec, JudgeRun.Status.FAILED, f"Interrupted ({type(exc).__name__}: {exc}). Run it again to resume.")
+        raise
+    status = JudgeRun.Status.BUDGET if over_budget else JudgeRun.Status.DONE
+    return finish(run, rec, status, summary(run, over_budget))
+
+
+def summary(run, over_budget):
+    text = (f"{run.answers_done} of {run.answers_total} answers done, {run.claims_done} claims judged, "
+            f"{run.items_failed} failed item{'s' if run.items_failed != 1 else ''}")
+    if run.items_failed:
+        text += " (see the failures; they can be retried)"
+    if over_budget:
+        text += ". Stopped before the budget would be exceeded: raise it and resume to finish"
+    return text + "."
+
+
+def finish(run, rec, status, message):
+    run.status, run.message, run.finished_at = status, message, timezone.now()
+    rec.flush(force=True)
+    return run

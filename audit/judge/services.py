@@ -1,0 +1,79 @@
+"""Writes of the judge: create a run, execute it (resumable), retry its failures, queue it for the worker."""
+
+from django.conf import settings
+
+from audit.judge import runner
+from audit.judge.offline import offline_version
+from audit.judge.prompts import anthropic_version
+from audit.models import Audit, Dataset, JudgeRun
+
+BACKENDS = ("anthropic", "offline")
+
+
+class JudgeRunError(ValueError):
+    """A run cannot be created as asked; the message says why."""
+
+
+def judge_run_create(*, backend="anthropic", dataset=None, audit=None, answers=None, user=None, use_batch=False,
+                     budget_usd=None, budget_tokens=None):
+    """A queued run over a dataset, an audit's sample, or explicit answers (exactly one of them).
+    dataset and audit may be given as objects or by name; answers as objects or ids."""
+    if backend not in BACKENDS:
+        raise JudgeRunError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if sum(x is not None for x in (dataset, audit, answers)) != 1:
+        raise JudgeRunError("give exactly one of dataset, audit or answers")
+    if backend == "anthropic" and not settings.ANTHROPIC_API_KEY:
+        raise JudgeRunError("ANTHROPIC_API_KEY is not set: set it, or use the offline backend")
+    for name, value in (("budget_usd", budget_usd), ("budget_tokens", budget_tokens)):
+        if value is not None and value <= 0:
+            raise JudgeRunError(f"{name} must be positive, got {value}")
+    if isinstance(dataset, str):
+        dataset = _by_name(Dataset, dataset)
+    if isinstance(audit, str):
+        audit = _by_name(Audit, audit)
+    version = anthropic_version() if backend == "anthropic" else offline_version()
+    answer_ids = [getattr(a, "pk", a) for a in answers] if answers is not None else []
+    return JudgeRun.objects.create(
+        judge_version=version, backend=backend, dataset=dataset or (audit.dataset if audit else None), audit=audit,
+        answer_ids=answer_ids, use_batch=use_batch and backend == "anthropic", created_by=user,
+        budget_usd=budget_usd, budget_tokens=budget_tokens,
+        answers_total=len(answer_ids) if answers is not None else _count(dataset, audit),
+    )
+
+
+def _by_name(model, name):
+    try:
+        return model.objects.get(name=name)
+    except model.DoesNotExist:
+        raise JudgeRunError(f"no {model._meta.verbose_name} named {name!r}") from None
+
+
+def _count(dataset, audit):
+    return audit.items.count() if audit else dataset.answers.count()
+
+
+def judge_run_execute(run_id, progress=None, *, retry_failed=False):
+    """Run (or resume) a run to the end, the budget, or a fatal error. Safe to call again at any point:
+    stored claims and verdicts are never asked for twice. progress(run) is called as work lands."""
+    run = JudgeRun.objects.select_related("judge_version").get(pk=run_id)
+    return runner.execute(run, progress=progress, retry_failed=retry_failed)
+
+
+def judge_failures_retry(run, progress=None):
+    """Call again for every failed item of the run (and finish anything left undone)."""
+    return judge_run_execute(run.pk, progress, retry_failed=True)
+
+
+def judge_run_update_budget(run, *, budget_usd=None, budget_tokens=None):
+    run.budget_usd, run.budget_tokens = budget_usd, budget_tokens
+    run.save(update_fields=["budget_usd", "budget_tokens"])
+
+
+def judge_run_enqueue(run, *, retry_failed=False):
+    """Hand the run to the database task worker (`manage.py db_worker`)."""
+    from audit.judge.tasks import judge_run_task
+
+    run.status = JudgeRun.Status.QUEUED
+    run.message = "Waiting for the task worker (manage.py db_worker)."
+    run.save(update_fields=["status", "message"])
+    return judge_run_task.enqueue(run.pk, retry_failed)

@@ -1,0 +1,173 @@
+"""What a run still has to do, and storing what it got. All database access of a run is here and runs
+on the coordinating thread only (worker threads do HTTP), so SQLite never sees concurrent writers."""
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
+
+from audit.judge.guard import evidence_guard
+from audit.models import Answer, Claim, ClaimOrigin, JudgeFailure, JudgeVerdict, Passage
+
+FLUSH_SECONDS = 1.0  # progress counters reach the run row at most this often
+
+
+@dataclass
+class AnswerState:
+    id: int
+    text: str
+    passages: list  # [(external_id, text)] in order
+    todo_claims: list = field(default_factory=list)  # [(claim_id, text)] without a verdict of this version
+    needs_decompose: bool = False
+    failed: set = field(default_factory=set)  # open failures: {(stage, claim_id or None)}
+    context: object = None  # the verify system blocks, built once per answer
+    pending: int = 0
+
+    def passage_text(self, external_id):
+        return next((t for pid, t in self.passages if pid == external_id), None)
+
+
+def scope_answer_ids(run):
+    if run.audit_id:
+        qs = Answer.objects.filter(audit_items__audit_id=run.audit_id)
+    elif run.answer_ids:
+        qs = Answer.objects.filter(id__in=run.answer_ids)
+    else:
+        qs = Answer.objects.filter(dataset_id=run.dataset_id)
+    return list(qs.order_by("id").values_list("id", flat=True))
+
+
+def load_states(run, answer_ids, *, retry_failed=False):
+    """Answers that already have claims (imported or from an earlier run) are never decomposed again;
+    claims that already have a verdict of this version are never verified again."""
+    answers = Answer.objects.filter(id__in=answer_ids).order_by("id").prefetch_related(
+        Prefetch("passages", queryset=Passage.objects.order_by("position"), to_attr="plist"),
+        Prefetch("claims", queryset=Claim.objects.order_by("position"), to_attr="clist"))
+    verdicted = set(JudgeVerdict.objects.filter(judge_version_id=run.judge_version_id, claim__answer_id__in=answer_ids)
+                    .values_list("claim_id", flat=True))
+    open_failures = {}
+    for stage, answer_id, claim_id in JudgeFailure.objects.filter(
+            run=run, resolved=False, answer_id__in=answer_ids).values_list("stage", "answer_id", "claim_id"):
+        open_failures.setdefault(answer_id, set()).add((stage, claim_id))
+    states = []
+    for a in answers:
+        passages = [(p.external_id, p.text) for p in a.plist]
+        st = AnswerState(a.id, a.text, passages, failed=open_failures.get(a.id, set()))
+        if not a.clist:
+            st.needs_decompose = retry_failed or ("decompose", None) not in st.failed
+        st.todo_claims = [(c.id, c.text) for c in a.clist
+                          if c.id not in verdicted and (retry_failed or ("verify", c.id) not in st.failed)]
+        states.append(st)
+    return states
+
+
+def locate(text, claim, start=0):
+    """Character span of claim in text: exact first, then ignoring case and whitespace runs."""
+    for begin in (start, 0):
+        i = text.find(claim, begin)
+        if i >= 0:
+            return i, i + len(claim)
+    words = claim.split()
+    if not words:
+        return None, None
+    pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.I)
+    m = pattern.search(text, start) or pattern.search(text)
+    return (m.start(), m.end()) if m else (None, None)
+
+
+class Recorder:
+    """Counters, usage and cost on the run row, and the writes of results and failures."""
+
+    def __init__(self, run, *, discount=1.0):
+        self.run = run
+        self.prices = settings.JUDGE_PRICES.get(run.judge_version.model) if run.backend == "anthropic" else None
+        self.discount = discount
+        self.last_flush = 0.0
+
+    def start(self, answer_ids):
+        r = self.run
+        r.answers_total, r.answers_done = len(answer_ids), 0
+        r.claims_done = JudgeVerdict.objects.filter(judge_version_id=r.judge_version_id,
+                                                    claim__answer_id__in=answer_ids).count()
+        r.items_failed = JudgeFailure.objects.filter(run=r, resolved=False).count()
+        self.flush(force=True)
+
+    def cost(self, usage):
+        if not self.prices:
+            return 0.0
+        return sum(usage[k] * self.prices[k] for k in usage) / 1e6 * self.discount
+
+    def add_usage(self, usage):
+        r = self.run
+        r.input_tokens += usage["input"]
+        r.output_tokens += usage["output"]
+        r.cache_write_tokens += usage["cache_write"]
+        r.cache_read_tokens += usage["cache_read"]
+        r.cost_usd += self.cost(usage)
+
+    @property
+    def tokens_used(self):
+        r = self.run
+        return r.input_tokens + r.output_tokens + r.cache_write_tokens + r.cache_read_tokens
+
+    def store_claims(self, st, texts):
+        """Returns the new claims as [(id, text)]; [] when the answer got claims meanwhile."""
+        if Claim.objects.filter(answer_id=st.id).exists():
+            return []
+        rows, cursor = [], 0
+        for i, text in enumerate(texts):
+            start, end = locate(st.text, text, cursor)
+            cursor = end if end is not None else cursor
+            rows.append(Claim(answer_id=st.id, position=i, text=text, span_start=start, span_end=end,
+                              origin=ClaimOrigin.JUDGE, judge_version_id=self.run.judge_version_id))
+        try:
+            with transaction.atomic():
+                Claim.objects.bulk_create(rows)
+        except IntegrityError:  # another process decomposed this answer at the same moment
+            return []
+        self.resolve(st, "decompose", None)
+        return [(c.id, c.text) for c in rows]
+
+    def store_verdicts(self, items):
+        """items: [(state, claim_id, data)] with data as the verify schema. Applies the evidence guard."""
+        rows = []
+        for st, claim_id, data in items:
+            passage = st.passage_text(data["passage_id"]) if data["passage_id"] else None
+            scored, passed = evidence_guard(data["verdict"], data["evidence"], passage)
+            rows.append(JudgeVerdict(claim_id=claim_id, judge_version_id=self.run.judge_version_id, run=self.run,
+                                     raw_verdict=data["verdict"], verdict=scored, evidence=data["evidence"],
+                                     passage_external_id=data["passage_id"], reason=data["reason"][:2000],
+                                     guard_passed=passed))
+            self.resolve(st, "verify", claim_id)
+        JudgeVerdict.objects.bulk_create(rows, ignore_conflicts=True)  # a concurrent run may have stored one
+        self.run.claims_done += len(rows)
+
+    def store_failure(self, st, stage, claim_id, outcome):
+        """One open failure per item: a retry that fails again updates it."""
+        fields = {"error": outcome.error[:5000], "raw": outcome.raw[:100_000]}
+        if (stage, claim_id) in st.failed:
+            JudgeFailure.objects.filter(run=self.run, answer_id=st.id, stage=stage, claim_id=claim_id,
+                                        resolved=False).update(**fields)
+            return
+        JudgeFailure.objects.create(run=self.run, answer_id=st.id, stage=stage, claim_id=claim_id, **fields)
+        st.failed.add((stage, claim_id))
+        self.run.items_failed += 1
+
+    def resolve(self, st, stage, claim_id):
+        if (stage, claim_id) in st.failed:
+            JudgeFailure.objects.filter(run=self.run, answer_id=st.id, stage=stage, claim_id=claim_id,
+                                        resolved=False).update(resolved=True)
+            st.failed.discard((stage, claim_id))
+            self.run.items_failed -= 1
+
+    def flush(self, force=False):
+        now = time.monotonic()
+        if force or now - self.last_flush >= FLUSH_SECONDS:
+            self.run.save(update_fields=[
+                "status", "message", "batch_ids", "answers_total", "answers_done", "claims_done", "items_failed",
+                "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "cost_usd",
+                "started_at", "finished_at"])
+            self.last_flush = now

@@ -1,0 +1,11 @@
+"""The judge run as a Django task on the database backend; `manage.py db_worker` executes it."""
+
+from django.tasks import task
+
+
+@task()
+def judge_run_task(run_id, retry_failed=False):
+    from audit.judge.services import judge_run_execute
+
+    run = judge_run_execute(run_id, retry_failed=retry_failed)
+    return {"run": run.pk, "status": run.status, "message": run.message}

@@ -1,0 +1,218 @@
+"""A small fake of the Anthropic Messages and Message Batches APIs on 127.0.0.1, for tests and the bench.
+
+It records every request (method, path, headers, JSON body). Replies come from `handler(kind, body)`
+(kind: "decompose" or "verify", told apart by the output schema sent), or from `script`, a queue of
+replies used first, one per /v1/messages call. A reply is a dict (sent as the JSON text), a str (sent
+as raw text, e.g. malformed JSON) or a FakeError (an HTTP error status). Run standalone for the bench:
+`python -m tests.fake_anthropic --delay 0.2` prints its URL.
+"""
+
+import argparse
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PASSAGE = re.compile(r'<passage id="(.*?)">\n(.*?)\n</passage>', re.S)
+ERROR_TYPES = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error", 400: "invalid_request_error"}
+
+
+@dataclass
+class FakeError:
+    status: int
+    retry_after_ms: str = "1"  # the SDK honours it; keeps retries fast
+
+
+def answer_of(body):
+    return body["messages"][0]["content"].removeprefix("<answer>\n").removesuffix("\n</answer>")
+
+
+def claim_of(body):
+    return body["messages"][0]["content"].removeprefix("<claim>").removesuffix("</claim>")
+
+
+def passages_of(body):
+    return PASSAGE.findall(body["system"][-1]["text"])
+
+
+def default_handler(kind, body):
+    """Decompose: one claim per sentence. Verify: supported, quoting the claim, when a passage contains it."""
+    if kind == "decompose":
+        return {"claims": [s.strip() for s in re.split(r"(?<=[.!?])\s+", answer_of(body)) if s.strip()]}
+    claim = claim_of(body).rstrip(".")
+    for pid, text in passages_of(body):
+        i = text.lower().find(claim.lower())
+        if i >= 0:
+            return {"verdict": "supported", "evidence": text[i:i + len(claim)], "passage_id": pid, "reason": "quoted"}
+    return {"verdict": "unsupported", "evidence": "", "passage_id": "", "reason": "not found"}
+
+
+class FakeAnthropic:
+    def __init__(self, *, delay=0.0, handler=None, batch_polls=1):
+        self.delay, self.handler, self.batch_polls = delay, handler or default_handler, batch_polls
+        self.requests, self.script, self.batches = [], deque(), {}
+        self.lock = threading.Lock()
+        self._cache = set()
+
+    # -- lifecycle
+    def start(self, port=0):
+        fake = self
+
+        class Handler(_Handler):
+            server_fake = fake
+
+        self.server = _Server(("127.0.0.1", port), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- what tests read
+    def message_calls(self, kind=None):
+        with self.lock:
+            calls = [r["body"] for r in self.requests if r["path"] == "/v1/messages" and r["method"] == "POST"]
+        return [b for b in calls if kind is None or kind_of(b) == kind]
+
+    # -- replies
+    def reply_for(self, body):
+        with self.lock:
+            scripted = self.script.popleft() if self.script else None
+        reply = scripted if scripted is not None else self.handler(kind_of(body), body)
+        if isinstance(reply, FakeError):
+            return reply
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        return self.message(body, text)
+
+    def message(self, body, text):
+        system = body.get("system", "")
+        cached = system[-1]["text"] if isinstance(system, list) and system[-1].get("cache_control") else ""
+        key = hashlib.sha256(json.dumps(system, sort_keys=True).encode()).hexdigest()
+        with self.lock:
+            hit = key in self._cache
+            self._cache.add(key)
+        plain = len(json.dumps(body["messages"])) + len(system if isinstance(system, str) else system[0]["text"])
+        return {
+            "id": f"msg_{key[:12]}", "type": "message", "role": "assistant", "model": body["model"],
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": plain // 4, "output_tokens": max(1, len(text) // 4),
+                      "cache_creation_input_tokens": 0 if hit else len(cached) // 4,
+                      "cache_read_input_tokens": len(cached) // 4 if hit else 0},
+        }
+
+    def batch(self, batch_id):
+        b = self.batches[batch_id]
+        ended = b["polls"] >= self.batch_polls
+        n = len(b["requests"])
+        return {"id": batch_id, "type": "message_batch", "created_at": "2026-11-20T10:00:00Z",
+                "expires_at": "2026-11-21T10:00:00Z", "archived_at": None, "cancel_initiated_at": None,
+                "ended_at": "2026-11-20T10:01:00Z" if ended else None,
+                "processing_status": "ended" if ended else "in_progress",
+                "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0,
+                                   "errored": 0, "canceled": 0, "expired": 0},
+                "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None}
+
+    def batch_results(self, batch_id):
+        lines = []
+        for req in self.batches[batch_id]["requests"]:
+            reply = self.reply_for(req["params"])
+            if isinstance(reply, FakeError):
+                result = {"type": "errored", "error": {"type": "error", "error": {
+                    "type": ERROR_TYPES.get(reply.status, "api_error"), "message": f"fake {reply.status}"}}}
+            else:
+                result = {"type": "succeeded", "message": reply}
+            lines.append(json.dumps({"custom_id": req["custom_id"], "result": result}))
+        return ("\n".join(lines) + "\n").encode()
+
+
+def kind_of(body):
+    schema = body.get("output_config", {}).get("format", {}).get("schema", {})
+    return "decompose" if "claims" in schema.get("properties", {}) else "verify"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the default backlog of 5 stalls 32 clients connecting at once
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+    server_fake = None
+
+    def log_message(self, *args):
+        pass
+
+    def _send(self, status, payload, headers=None, content_type="application/json"):
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _record(self, body=None):
+        fake = self.server_fake
+        with fake.lock:
+            fake.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
+                                  "body": body, "raw": getattr(self, "raw_body", b"")})
+
+    def do_POST(self):  # noqa: N802 - http.server's naming
+        self.raw_body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = json.loads(self.raw_body or b"{}")
+        self._record(body)
+        fake = self.server_fake
+        if self.path == "/v1/messages":
+            if fake.delay:
+                time.sleep(fake.delay)
+            reply = fake.reply_for(body)
+            if isinstance(reply, FakeError):
+                err = {"type": "error", "error": {"type": ERROR_TYPES.get(reply.status, "api_error"),
+                                                  "message": f"fake {reply.status}"}}
+                return self._send(reply.status, err, {"retry-after-ms": reply.retry_after_ms})
+            return self._send(200, reply)
+        if self.path == "/v1/messages/batches":
+            with fake.lock:
+                batch_id = f"msgbatch_{len(fake.batches) + 1:04d}"
+                fake.batches[batch_id] = {"requests": body["requests"], "polls": 0}
+            return self._send(200, fake.batch(batch_id))
+        self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+
+    def do_GET(self):  # noqa: N802
+        self._record()
+        fake = self.server_fake
+        m = re.fullmatch(r"/v1/messages/batches/(\w+)(/results)?", self.path.split("?")[0])
+        if not m or m.group(1) not in fake.batches:
+            return self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+        if m.group(2):
+            return self._send(200, fake.batch_results(m.group(1)), content_type="application/binary")
+        with fake.lock:
+            fake.batches[m.group(1)]["polls"] += 1
+        self._send(200, fake.batch(m.group(1)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds per /v1/messages call")
+    args = parser.parse_args()
+    fake = FakeAnthropic(delay=args.delay).start(args.port)
+    print(fake.url, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
