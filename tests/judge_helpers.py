@@ -1,0 +1,45 @@
+"""Fixtures for the judge tests: the fake Messages API server and answers with known passages."""
+
+from contextlib import contextmanager
+
+from django.test import override_settings
+
+from audit.models import Passage
+from tests.factories import make_answer, make_dataset
+from tests.fake_anthropic import FakeAnthropic
+
+PASSAGES = [
+    ("doc-1", "Paris is the capital of France and its largest city."),
+    ("doc-2", "The Eiffel Tower was completed in 1889 for the World's Fair."),
+]
+ANSWER = "Paris is the capital of France. The Eiffel Tower was completed in 1889. It has 300 floors."
+
+
+def make_judged_answer(dataset=None, *, text=ANSWER, passages=PASSAGES, external_id=None):
+    """An answer without claims (the judge decomposes it) and with the given passages."""
+    answer = make_answer(dataset or make_dataset(), text=text, n_claims=0, n_passages=0, external_id=external_id)
+    Passage.objects.bulk_create(Passage(answer=answer, position=i, external_id=pid, text=t)
+                                for i, (pid, t) in enumerate(passages))
+    return answer
+
+
+def numbered_answers(n, dataset=None, claims=3):
+    """n answers whose sentences are unique across answers, so requests can be told apart."""
+    dataset = dataset or make_dataset()
+    out = []
+    for i in range(n):
+        sentences = [f"Fact {i}-{j} is stated in passage {j}." for j in range(claims)]
+        passages = [(f"doc-{j}", f"Background. Fact {i}-{j} is stated in passage {j}. More text.")
+                    for j in range(claims)]
+        out.append(make_judged_answer(dataset, text=" ".join(sentences), passages=passages, external_id=f"n{i}"))
+    return out
+
+
+@contextmanager
+def fake_server():
+    """The fake server, with settings pointing the SDK at it (fast retries and batch polls)."""
+    with FakeAnthropic() as server, override_settings(
+        ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="test-key", JUDGE_MAX_RETRIES=2, JUDGE_CONCURRENCY=4,
+        JUDGE_BATCH_POLL_SECONDS=0.01,
+    ):
+        yield server
