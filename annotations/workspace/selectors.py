@@ -1,3 +1,182 @@
+"""Reads of the annotation workspace. Blind by construction: nothing here touches judge verdicts or
+another annotator's assignment or labels; every read is scoped to one annotator's own rows."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.http import Http404
+
+from annotations.models import Assignment, Label
+from audit.highlight import segments
+from audit.models import Audit, AuditStatus, Claim, Passage
+
+SUBMITTED = Assignment.Status.SUBMITTED
+FLAG_NAMES = [("not_atomic", "Not atomic"), ("needs_context", "Needs context to understand"),
+              ("true_not_in_passages", "True but not in the passages")]
+
+
 def annotator_audits(user):
     """[{audit, total, submitted, next_assignment_id}] for the audits where user has assignments."""
-    return []
+    mine = Assignment.objects.filter(annotator=user, audit_answer__audit=OuterRef("pk"))
+    audits = (
+        Audit.objects.filter(Exists(mine)).exclude(status=AuditStatus.DRAFT)
+        .annotate(
+            total=Count("items__assignments", filter=Q(items__assignments__annotator=user)),
+            submitted=Count("items__assignments",
+                            filter=Q(items__assignments__annotator=user, items__assignments__status=SUBMITTED)),
+            next_id=Subquery(mine.exclude(status=SUBMITTED).order_by("audit_answer__position").values("pk")[:1]),
+        )
+        .order_by("-created_at")
+    )
+    return [{"audit": a, "total": a.total, "submitted": a.submitted,
+             "next_assignment_id": None if a.is_closed else a.next_id} for a in audits]
+
+
+def own_assignment(user, assignment_id):
+    """The user's assignment with its audit and answer, or 404 (someone else's is indistinguishable
+    from a missing one)."""
+    try:
+        return Assignment.objects.select_related("audit_answer__audit", "audit_answer__answer").get(
+            pk=assignment_id, annotator=user)
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment.") from None
+
+
+def own_claim(assignment, claim_id):
+    try:
+        return Claim.objects.get(pk=claim_id, answer_id=assignment.audit_answer.answer_id)
+    except Claim.DoesNotExist:
+        raise Http404("No such claim in this answer.") from None
+
+
+def answer_claims(answer_id):
+    return list(Claim.objects.filter(answer_id=answer_id).order_by("position"))
+
+
+def labels_by_claim(assignment):
+    return {lb.claim_id: lb for lb in Label.objects.filter(assignment=assignment)}
+
+
+@dataclass
+class Row:
+    """One claim of the answer with this annotator's label (None before the first save)."""
+
+    claim: Claim
+    label: Label | None
+    passage: Passage | None  # the evidence passage, when there is one
+    evidence_required: bool = True
+
+    @property
+    def verdict(self):
+        return self.label.verdict if self.label else ""
+
+    @property
+    def evidence_missing(self):
+        lb = self.label
+        return bool(lb and lb.verdict in ("supported", "contradicted") and not lb.evidence_passage_id)
+
+    @property
+    def flags(self):
+        return [(key, name, bool(self.label and getattr(self.label, f"flag_{key}"))) for key, name in FLAG_NAMES]
+
+    @property
+    def blocks_submit(self):
+        return self.evidence_missing and self.evidence_required and not self.label.note
+
+
+def passage_segments(text, spans):
+    """Like audit.highlight.segments, but overlapping evidence spans both stay visible:
+    [(piece, [claim, ...])] cut at every span boundary."""
+    cuts = {0, len(text)}
+    for start, end, _ in spans:
+        cuts.update((start, end))
+    cuts = sorted(c for c in cuts if 0 <= c <= len(text))
+    out = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        tags = [tag for start, end, tag in spans if start <= a and b <= end]
+        out.append((text[a:b], tags))
+    return out
+
+
+def passage_blocks(passages, labels):
+    """[(passage, segments)] with this annotator's evidence marked in each passage."""
+    by_passage = {}
+    for lb in labels:
+        if lb.evidence_passage_id:
+            by_passage.setdefault(lb.evidence_passage_id, []).append((lb.evidence_start, lb.evidence_end, lb.claim))
+    return [(p, passage_segments(p.text, by_passage.get(p.pk, []))) for p in passages]
+
+
+def progress(assignment):
+    """Where this assignment sits in the annotator's own queue of the audit: one query."""
+    rows = list(Assignment.objects.filter(annotator_id=assignment.annotator_id,
+                                          audit_answer__audit_id=assignment.audit_answer.audit_id)
+                .order_by("audit_answer__position").values_list("pk", "status"))
+    ids = [pk for pk, _ in rows]
+    i = ids.index(assignment.pk)
+    open_after = [pk for pk, st in rows[i + 1:] + rows[:i] if st != SUBMITTED]
+    return {"index": i + 1, "total": len(rows), "submitted": sum(st == SUBMITTED for _, st in rows),
+            "prev_id": ids[i - 1] if i > 0 else None, "next_id": ids[i + 1] if i + 1 < len(ids) else None,
+            "next_open_id": open_after[0] if open_after else None}
+
+
+def workspace(assignment):
+    """Everything the page shows, in a fixed number of queries whatever the number of claims and passages."""
+    answer = assignment.audit_answer.answer
+    claims = answer_claims(answer.pk)
+    labels = labels_by_claim(assignment)
+    passages = list(Passage.objects.filter(answer=answer).order_by("position"))
+    by_pk = {p.pk: p for p in passages}
+    claims_by_pk = {c.pk: c for c in claims}
+    for lb in labels.values():
+        lb.claim = claims_by_pk.get(lb.claim_id)
+    required = assignment.audit_answer.audit.evidence_required
+    rows = [Row(c, labels.get(c.pk), by_pk.get(getattr(labels.get(c.pk), "evidence_passage_id", None)), required)
+            for c in claims]
+    spans = [(c.span_start, c.span_end, c) for c in claims]
+    return {"rows": rows, "answer_segments": segments(answer.text, spans),
+            "passages": passage_blocks(passages, [lb for lb in labels.values() if lb.claim]),
+            "progress": progress(assignment)}
+
+
+def row(assignment, claim, label=None):
+    """One claim row after a save: label given, or read (with its evidence passage) when not."""
+    if label is None:
+        label = Label.objects.filter(assignment=assignment, claim=claim).select_related("evidence_passage").first()
+    passage = label.evidence_passage if label and label.evidence_passage_id else None
+    return Row(claim, label, passage, assignment.audit_answer.audit.evidence_required)
+
+
+def passages_with_marks(assignment, passage_ids):
+    """The given passages re-rendered with their marks (after evidence moved): two queries."""
+    passages = list(Passage.objects.filter(pk__in=passage_ids, answer_id=assignment.audit_answer.answer_id))
+    labels = Label.objects.filter(assignment=assignment, evidence_passage_id__in=passage_ids).select_related("claim")
+    return passage_blocks(passages, list(labels))
+
+
+def queue(user, audit_id):
+    """The annotator's own answers in an audit with status and labelled-claim counts; 404 if none."""
+    try:
+        audit = Audit.objects.get(pk=audit_id)
+    except Audit.DoesNotExist:
+        raise Http404("No such audit.") from None
+    labelled = (Label.objects.filter(assignment=OuterRef("pk")).exclude(verdict="")
+                .values("assignment").annotate(n=Count("pk")).values("n"))
+    claims = (Claim.objects.filter(answer=OuterRef("audit_answer__answer"))
+              .values("answer").annotate(n=Count("pk")).values("n"))
+    items = list(Assignment.objects.filter(annotator=user, audit_answer__audit=audit)
+                 .select_related("audit_answer__answer").order_by("audit_answer__position")
+                 .annotate(labelled=Subquery(labelled), claims=Subquery(claims))
+                 .defer("audit_answer__answer__text", "audit_answer__answer__meta"))
+    if not items:
+        raise Http404("You have no answers in this audit.")
+    return audit, items
+
+
+def any_assignment(assignment_id):
+    """For the lead's reopen action only."""
+    try:
+        return Assignment.objects.select_related("audit_answer__audit", "audit_answer__answer", "annotator").get(
+            pk=assignment_id)
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment.") from None

@@ -1,0 +1,229 @@
+"""Writes of the annotation workspace. Every write locks its assignment row first, so a double click,
+two tabs or a save racing the submit are serialised: the unique (assignment, claim) constraint never trips."""
+
+from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotations import history
+from annotations.adjudication.services import gold_on_submit
+from annotations.models import Assignment, Label
+from audit.models import Passage, Verdict
+
+UNSET = object()
+FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
+NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)
+MAX_TIME_INCREMENT = 120  # seconds accepted per time-on-task report
+MAX_NOTE = 5000
+
+
+class Refused(Exception):
+    """The assignment cannot change now (submitted, audit closed): HTTP 409."""
+
+
+class Invalid(ValueError):
+    """The request names something wrong (passage, offsets, verdict): HTTP 400."""
+
+
+def _lock(assignment):
+    """Re-read the assignment's mutable state under a row lock and refuse edits when locked."""
+    fresh = (Assignment.objects.select_for_update()
+             .only("status", "started_at", "omission", "note").get(pk=assignment.pk))
+    if assignment.audit_answer.audit.is_closed:
+        raise Refused("This audit is closed: its labels are frozen.")
+    if fresh.status == Assignment.Status.SUBMITTED:
+        raise Refused("This answer is submitted and locked. Ask the audit lead to reopen it.")
+    assignment.status, assignment.started_at = fresh.status, fresh.started_at
+    assignment.omission, assignment.note = fresh.omission, fresh.note
+    return fresh
+
+
+def _mark_started(assignment):
+    if assignment.status == Assignment.Status.ASSIGNED:
+        now = timezone.now()
+        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.STARTED, started_at=now)
+        assignment.status, assignment.started_at = Assignment.Status.STARTED, now
+
+
+def dom_to_raw_offsets(text, start, end):
+    """Browsers parse CR LF and lone CR as LF, so offsets measured in the page are offsets into that
+    normalised text: map them back onto the stored text."""
+    if "\r" not in text:
+        return start, end
+    raw_at, i = [], 0  # raw_at[k] = raw index of normalised character k
+    while i < len(text):
+        raw_at.append(i)
+        i += 2 if text.startswith("\r\n", i) else 1
+    raw_at.append(len(text))
+    if not 0 <= start <= end < len(raw_at):
+        return start, end
+    return raw_at[start], raw_at[end]
+
+
+def check_evidence(answer_id, passage_id, start, end, quoted):
+    """Return (passage, start, end, text) after proving passage.text[start:end] == quoted."""
+    try:
+        passage = Passage.objects.only("id", "answer_id", "external_id", "text").get(
+            pk=int(passage_id), answer_id=answer_id)
+        start, end = int(start), int(end)
+    except (Passage.DoesNotExist, TypeError, ValueError):
+        raise Invalid("The evidence names no passage of this answer.") from None
+    start, end = dom_to_raw_offsets(passage.text, start, end)
+    if not (0 <= start < end <= len(passage.text)):
+        raise Invalid(f"The evidence offsets {start}-{end} fall outside passage {passage.external_id}.")
+    quote = passage.text[start:end]
+    if quote.replace("\r\n", "\n").replace("\r", "\n") != (quoted or "").replace("\r\n", "\n"):
+        raise Invalid(f"The selected text does not match passage {passage.external_id} at {start}-{end}. "
+                      "Reload the page and select it again.")
+    return passage, start, end, quote
+
+
+def _evidence_state(label):
+    if not label.evidence_passage_id:
+        return None
+    return {"passage": label.evidence_passage_id, "start": label.evidence_start, "end": label.evidence_end,
+            "text": label.evidence_text}
+
+
+def _label_state(label):
+    state = {"verdict": label.verdict, "note": label.note, "evidence": _evidence_state(label)}
+    state.update({f: getattr(label, f"flag_{f}") for f in FLAGS})
+    return state
+
+
+def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, flags=None, note=UNSET):
+    """Set the given fields of the user's label on claim; fields left UNSET keep their value, so two tabs
+    editing different fields do not overwrite each other. evidence: None clears it, else a dict
+    {passage, start, end, text} checked against the passage. Returns (label, old): old holds the previous
+    values of the fields that changed, None when nothing changed."""
+    if verdict is not UNSET and verdict not in Verdict.values and verdict != "":
+        raise Invalid(f"Unknown verdict {verdict!r}.")
+    if note is not UNSET and len(note) > MAX_NOTE:
+        raise Invalid(f"The note is longer than {MAX_NOTE} characters.")
+    if claim.answer_id != assignment.audit_answer.answer_id:
+        raise Invalid("This claim belongs to another answer.")
+    checked = None
+    if evidence not in (UNSET, None):
+        checked = check_evidence(claim.answer_id, evidence.get("passage"), evidence.get("start"),
+                                 evidence.get("end"), evidence.get("text"))
+    with transaction.atomic():
+        _lock(assignment)
+        label, _ = Label.objects.select_for_update().get_or_create(assignment=assignment, claim=claim)
+        old = _label_state(label)
+        if verdict is not UNSET:
+            label.verdict = verdict
+        if note is not UNSET:
+            label.note = note.strip()
+        for name, value in (flags or {}).items():
+            if name not in FLAGS:
+                raise Invalid(f"Unknown flag {name!r}.")
+            setattr(label, f"flag_{name}", bool(value))
+        if evidence is None:
+            label.evidence_passage, label.evidence_start, label.evidence_end, label.evidence_text = None, None, None, ""
+        elif checked:
+            label.evidence_passage, label.evidence_start, label.evidence_end, label.evidence_text = checked
+        new = _label_state(label)
+        if new == old:
+            return label, None  # same value again (double click, second tab): nothing to record
+        label.version += 1
+        label.save()
+        _mark_started(assignment)
+        changed = {k for k in new if new[k] != old[k]}
+        history.record(assignment.audit_answer.audit, kind="label", action="save", user=user,
+                       answer=assignment.audit_answer.answer, claim=claim, old={k: old[k] for k in changed},
+                       new={k: new[k] for k in changed})
+    return label, {k: old[k] for k in changed}
+
+
+def assignment_fields_save(assignment, *, user, omission=UNSET, note=UNSET):
+    """The answer-level fields: 'the answer omits something the question needed' and a note."""
+    if note is not UNSET and len(note) > MAX_NOTE:
+        raise Invalid(f"The note is longer than {MAX_NOTE} characters.")
+    with transaction.atomic():
+        _lock(assignment)
+        old = {"omission": assignment.omission, "note": assignment.note}
+        new = {"omission": bool(omission) if omission is not UNSET else assignment.omission,
+               "note": note.strip() if note is not UNSET else assignment.note}
+        if new == old:
+            return False
+        Assignment.objects.filter(pk=assignment.pk).update(**new)
+        assignment.omission, assignment.note = new["omission"], new["note"]
+        _mark_started(assignment)
+        history.record(assignment.audit_answer.audit, kind="assignment", action="answer_fields", user=user,
+                       answer=assignment.audit_answer.answer, old=old, new=new)
+    return True
+
+
+def submit_problems(assignment, claims, labels_by_claim):
+    """[(claim, message)] that block submitting; empty when the answer can be submitted."""
+    required = assignment.audit_answer.audit.evidence_required
+    problems = []
+    for claim in claims:
+        label = labels_by_claim.get(claim.pk)
+        if label is None or not label.verdict:
+            problems.append((claim, "needs a verdict"))
+        elif required and label.verdict in NEEDS_EVIDENCE and not label.evidence_passage_id and not label.note:
+            problems.append((claim, "needs evidence from a passage, or a note saying why there is none"))
+    return problems
+
+
+def assignment_submit(assignment, user, *, seconds=0):
+    """Check every claim, lock the assignment and hand the answer to gold. Raises Invalid with
+    .problems, or Refused. seconds: time on task not yet reported by the page."""
+    from annotations.workspace.selectors import answer_claims, labels_by_claim
+
+    assignment_time_add(assignment, seconds)  # counted even when the submit is refused below
+    with transaction.atomic():
+        _lock(assignment)
+        claims = answer_claims(assignment.audit_answer.answer_id)
+        problems = submit_problems(assignment, claims, labels_by_claim(assignment))
+        if problems:
+            err = Invalid(f"{len(problems)} claim(s) are not ready.")
+            err.problems = problems
+            raise err
+        now = timezone.now()
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=Assignment.Status.SUBMITTED, submitted_at=now, started_at=assignment.started_at or now)
+        assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, now
+        history.record(assignment.audit_answer.audit, kind="assignment", action="submit", user=user,
+                       answer=assignment.audit_answer.answer, new={"assignment": assignment.pk})
+        gold_on_submit(assignment.audit_answer)
+    return assignment
+
+
+def assignment_time_add(assignment, seconds):
+    """Add active seconds reported by the page. Capped per report and by the wall-clock time since the
+    assignment was started; ignored once submitted or closed. Returns the seconds counted."""
+    try:
+        seconds = max(0, min(int(seconds), MAX_TIME_INCREMENT))
+    except (TypeError, ValueError):
+        return 0
+    if not seconds or assignment.audit_answer.audit.is_closed:
+        return 0
+    now = timezone.now()
+    if assignment.started_at:
+        wall = (now - assignment.started_at).total_seconds() + MAX_TIME_INCREMENT
+        seconds = max(0, min(seconds, int(wall) - assignment.active_seconds))
+    updated = (Assignment.objects.filter(pk=assignment.pk).exclude(status=Assignment.Status.SUBMITTED)
+               .update(active_seconds=F("active_seconds") + seconds, status=Assignment.Status.STARTED,
+                       started_at=Coalesce(F("started_at"), now)))
+    return seconds if updated else 0
+
+
+def assignment_reopen(assignment, user, reason):
+    """Lead only (the view checks the role): unlock a submitted assignment, with a recorded reason."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise Invalid("Say why the answer is reopened.")
+    with transaction.atomic():
+        fresh = Assignment.objects.select_for_update().only("status").get(pk=assignment.pk)
+        if assignment.audit_answer.audit.is_closed:
+            raise Refused("This audit is closed: its labels are frozen.")
+        if fresh.status != Assignment.Status.SUBMITTED:
+            raise Refused("Only a submitted answer can be reopened.")
+        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.STARTED, submitted_at=None)
+        assignment.status, assignment.submitted_at = Assignment.Status.STARTED, None
+        history.record(assignment.audit_answer.audit, kind="assignment", action="reopen", user=user,
+                       answer=assignment.audit_answer.answer, new={"assignment": assignment.pk}, reason=reason)
+    return assignment

@@ -1,0 +1,133 @@
+"""The annotation workspace: thin views over selectors (reads) and services (writes).
+Only the assignment's own annotator reaches any of it; everyone else gets 404."""
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotations.models import Assignment
+from annotations.workspace import selectors, services
+from audit.models import Verdict
+from audit.roles import annotator_required, lead_required
+
+PAGE = "workspace/workspace.html"
+VERDICTS = [(v.value, v.label, str(i)) for i, v in enumerate(Verdict, start=1)]
+
+
+def _ctx(assignment, **extra):
+    audit = assignment.audit_answer.audit
+    locked = audit.is_closed or assignment.status == Assignment.Status.SUBMITTED
+    return {"assignment": assignment, "audit": audit, "answer": assignment.audit_answer.answer,
+            "locked": locked, "verdicts": VERDICTS, **extra}
+
+
+@require_GET
+@annotator_required
+def workspace(request, assignment_id):
+    a = selectors.own_assignment(request.user, assignment_id)
+    return render(request, PAGE, _ctx(a, ws=selectors.workspace(a)))
+
+
+def _label_params(post):
+    """Only the fields the request carries: each control saves its own field."""
+    kw = {}
+    if "verdict" in post:
+        kw["verdict"] = post["verdict"]
+    if "note" in post:
+        kw["note"] = post["note"]
+    if "flag" in post:
+        kw["flags"] = {post["flag"]: post.get("checked") == "1"}
+    if post.get("evidence") == "clear":
+        kw["evidence"] = None
+    elif "passage" in post:
+        kw["evidence"] = {k: post.get(k) for k in ("passage", "start", "end", "text")}
+    return kw
+
+
+@require_POST
+@annotator_required
+def label_save(request, assignment_id, claim_id):
+    a = selectors.own_assignment(request.user, assignment_id)
+    claim = selectors.own_claim(a, claim_id)
+    try:
+        label, old = services.claim_label_save(a, claim, user=request.user, **_label_params(request.POST))
+    except (services.Refused, services.Invalid) as e:
+        status = 409 if isinstance(e, services.Refused) else 400
+        row = selectors.row(a, claim)
+        return render(request, f"{PAGE}#claim_row", _ctx(a, row=row, error=str(e)), status=status)
+    html = render_to_string(f"{PAGE}#claim_row", _ctx(a, row=selectors.row(a, claim, label)), request)
+    if old and "evidence" in old:  # re-mark the passages the evidence left and entered
+        moved = {label.evidence_passage_id, (old["evidence"] or {}).get("passage")} - {None}
+        for passage, segs in selectors.passages_with_marks(a, moved):
+            html += render_to_string(f"{PAGE}#passage", {"passage": passage, "segs": segs, "oob": True})
+    return HttpResponse(html)
+
+
+@require_POST
+@annotator_required
+def answer_fields(request, assignment_id):
+    a = selectors.own_assignment(request.user, assignment_id)
+    kw = {"note": request.POST["note"]} if "note" in request.POST else {}
+    if request.POST.get("field") == "omission":
+        kw["omission"] = request.POST.get("checked") == "1"
+    status, error = 200, ""
+    try:
+        services.assignment_fields_save(a, user=request.user, **kw)
+    except (services.Refused, services.Invalid) as e:
+        status, error = (409 if isinstance(e, services.Refused) else 400), str(e)
+    return render(request, f"{PAGE}#answer_fields", _ctx(a, error=error), status=status)
+
+
+@require_POST
+@annotator_required
+def submit(request, assignment_id):
+    a = selectors.own_assignment(request.user, assignment_id)
+    try:
+        services.assignment_submit(a, request.user, seconds=request.POST.get("seconds", 0))
+    except (services.Refused, services.Invalid) as e:
+        if not request.htmx:
+            messages.error(request, f"Not submitted: {e}")
+            return redirect("workspace", a.pk)
+        status = 409 if isinstance(e, services.Refused) else 422
+        ctx = _ctx(a, error=str(e), problems=getattr(e, "problems", []))
+        return render(request, f"{PAGE}#submit_box", ctx, status=status)
+    nxt = selectors.progress(a)["next_open_id"]
+    url = reverse("workspace", args=[nxt]) if nxt else reverse("queue", args=[a.audit_answer.audit_id])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@require_POST
+@annotator_required
+def time_add(request, assignment_id):
+    a = selectors.own_assignment(request.user, assignment_id)
+    services.assignment_time_add(a, request.POST.get("seconds", 0))
+    return HttpResponse(status=204)
+
+
+@require_GET
+@annotator_required
+def queue(request, audit_id):
+    audit, items = selectors.queue(request.user, audit_id)
+    done = sum(i.status == Assignment.Status.SUBMITTED for i in items)
+    nxt = next((i.pk for i in items if i.status != Assignment.Status.SUBMITTED), None)
+    return render(request, "workspace/queue.html", {"audit": audit, "items": items, "done": done, "next_id": nxt})
+
+
+@require_POST
+@lead_required
+def reopen(request, assignment_id):
+    """A lead unlocks a submitted answer, with a reason. Form: templates/workspace/_reopen.html."""
+    a = selectors.any_assignment(assignment_id)
+    try:
+        services.assignment_reopen(a, request.user, request.POST.get("reason", ""))
+        messages.success(request, f"Answer {a.audit_answer.position + 1} reopened for {a.annotator}.")
+    except (services.Refused, services.Invalid) as e:
+        messages.error(request, f"Not reopened: {e}")
+    nxt = request.POST.get("next", "")
+    ok = url_has_allowed_host_and_scheme(nxt, {request.get_host()}, require_https=request.is_secure())
+    return redirect(nxt if ok else "home")

@@ -1,0 +1,248 @@
+/* The annotation workspace: keyboard shortcuts, the current claim, save status, time on task.
+ * Saving itself is htmx (hx-post on every control); this file only drives those controls. */
+(function () {
+  "use strict";
+  var root = document.getElementById("ws");
+  if (!root) return;
+  var list = document.getElementById("claims");
+  var statusEl = document.getElementById("save-status");
+  var help = document.getElementById("shortcuts");
+  var locked = root.getAttribute("data-locked") === "1";
+  var current = null; // pk of the current claim, as a string
+
+  function rows() { return Array.prototype.slice.call(list.querySelectorAll("li.claim")); }
+  function rowOf(pk) { return pk ? document.getElementById("claim-" + pk) : null; }
+  function say(text, bad) {
+    statusEl.textContent = text;
+    statusEl.classList.toggle("bad", !!bad);
+  }
+
+  // ---- the current claim and its highlights ----
+  function marksOf(pk) {
+    var out = Array.prototype.slice.call(document.querySelectorAll('.claim-span[data-claim="' + pk + '"]'));
+    document.querySelectorAll("mark.evidence").forEach(function (m) {
+      if ((m.getAttribute("data-claims") || "").split(" ").indexOf(pk) >= 0) out.push(m);
+    });
+    return out;
+  }
+  function light(pk, on) { if (pk) marksOf(pk).forEach(function (m) { m.classList.toggle("lit", on); }); }
+
+  function select(pk, opts) {
+    opts = opts || {};
+    if (current && current !== pk) {
+      var old = rowOf(current);
+      if (old) old.classList.remove("current");
+      light(current, false);
+    }
+    current = pk;
+    var r = rowOf(pk);
+    if (!r) return;
+    r.classList.add("current");
+    light(pk, true);
+    if (opts.focus) r.focus({ preventScroll: true });
+    if (opts.scroll) {
+      r.scrollIntoView({ block: "nearest" });
+      marksOf(pk).forEach(function (m) { m.scrollIntoView({ block: "nearest" }); });
+    }
+  }
+
+  function move(step) {
+    var all = rows();
+    if (!all.length) return;
+    var i = all.indexOf(rowOf(current));
+    var next = all[i < 0 ? 0 : Math.max(0, Math.min(all.length - 1, i + step))];
+    select(next.getAttribute("data-claim"), { focus: true, scroll: true });
+  }
+
+  function currentRow() {
+    var r = rowOf(current);
+    if (!r && rows().length) { move(0); r = rowOf(current); }
+    return r;
+  }
+
+  function press(el, what) {
+    if (!el) return;
+    if (el.disabled || locked) { say("Read-only: this answer is submitted or the audit is closed.", true); return; }
+    el.click();
+    if (what) say(what);
+  }
+
+  // Colour each claim's span in the answer by the verdict given, count progress, restore the current claim.
+  function refresh() {
+    var all = rows(), done = 0;
+    all.forEach(function (r) {
+      var pk = r.getAttribute("data-claim"), v = r.getAttribute("data-verdict");
+      if (v) done++;
+      document.querySelectorAll('.claim-span[data-claim="' + pk + '"]').forEach(function (m) {
+        m.className = "claim-span" + (v ? " v-" + v : "") + (pk === current ? " lit" : "");
+      });
+    });
+    var count = document.getElementById("labelled-count");
+    if (count && all.length) count.textContent = "(" + done + " of " + all.length + " labelled)";
+    if (current) select(current);
+  }
+
+  list.addEventListener("focusin", function (ev) {
+    var r = ev.target.closest("li.claim");
+    if (r) select(r.getAttribute("data-claim"));
+  });
+  list.addEventListener("mouseover", function (ev) {
+    var r = ev.target.closest("li.claim");
+    if (r) light(r.getAttribute("data-claim"), true);
+  });
+  list.addEventListener("mouseout", function (ev) {
+    var r = ev.target.closest("li.claim");
+    if (r && !r.contains(ev.relatedTarget) && r.getAttribute("data-claim") !== current) light(r.getAttribute("data-claim"), false);
+  });
+  document.addEventListener("click", function (ev) {
+    var span = ev.target.closest(".claim-span, mark.evidence");
+    if (span && !String(window.getSelection())) {
+      var pk = span.getAttribute("data-claim") || (span.getAttribute("data-claims") || "").split(" ")[0];
+      if (pk) select(pk, { focus: true, scroll: true });
+    }
+    var go = ev.target.closest("[data-goto]");
+    if (go) { ev.preventDefault(); select(go.getAttribute("data-goto"), { focus: true, scroll: true }); }
+    var act = ev.target.closest("[data-action]");
+    if (act && act.getAttribute("data-action") === "help") help.showModal();
+    if (act && act.getAttribute("data-action") === "close-help") help.close();
+  });
+
+  // ---- keyboard ----
+  function typing(el) {
+    if (!el || !el.tagName) return false;
+    if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
+    return el.tagName === "INPUT" && ["checkbox", "radio", "button", "submit", "reset"].indexOf(el.type) < 0;
+  }
+
+  var keys = {
+    j: function () { move(1); }, ArrowDown: function () { move(1); },
+    k: function () { move(-1); }, ArrowUp: function () { move(-1); },
+    e: function () { press(currentRow() && currentRow().querySelector("[data-attach]")); },
+    x: function () {
+      var b = currentRow() && currentRow().querySelector('[name="evidence"][value="clear"]');
+      if (b) press(b, "Removing evidence…"); else say("This claim has no evidence to remove.");
+    },
+    n: function () { var r = currentRow(); if (r) r.querySelector("textarea.note").focus(); },
+    m: function () { document.getElementById("answer-note").focus(); },
+    o: function () { press(document.getElementById("omission")); },
+    "?": function () { help.showModal(); },
+    "[": function () { var a = document.getElementById("prev-answer"); if (a) a.click(); },
+    "]": function () { var a = document.getElementById("next-answer"); if (a) a.click(); },
+  };
+  ["1", "2", "3", "4"].forEach(function (k, i) {
+    keys[k] = function () {
+      var r = currentRow();
+      if (r) press(r.querySelectorAll(".verdicts button")[i]);
+    };
+  });
+
+  document.addEventListener("keydown", function (ev) {
+    if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
+    var t = ev.target;
+    if (typing(t)) {
+      if (ev.key === "Escape") { // leave the field; its change event saves it
+        ev.preventDefault();
+        t.blur();
+        var r = t.closest("li.claim") || rowOf(current);
+        if (r) r.focus({ preventScroll: true });
+      }
+      return;
+    }
+    if (help.open) return; // the dialog handles Escape itself
+    if (ev.key === "Enter" && ev.shiftKey) {
+      ev.preventDefault();
+      var form = document.getElementById("submit-box");
+      if (form) { say("Submitting…"); form.requestSubmit(); }
+      return;
+    }
+    // Arrows keep scrolling the passages while that pane has focus.
+    if ((ev.key === "ArrowDown" || ev.key === "ArrowUp") && t.closest && t.closest(".passages-pane")) return;
+    var fn = keys[ev.key];
+    if (!fn) return;
+    ev.preventDefault();
+    fn();
+  });
+
+  // ---- htmx: evidence parameters, error rows, stale responses, unsaved typing ----
+  var typed = null;
+  document.body.addEventListener("htmx:configRequest", function (ev) {
+    var elt = ev.detail.elt;
+    if (elt.hasAttribute("data-attach")) {
+      var sel = window.ClaimAudit.passageSelection();
+      if (!sel || sel.error) {
+        ev.preventDefault();
+        say(sel ? sel.error : "Select the evidence text in a passage first, then press e.", true);
+        return;
+      }
+      ev.detail.parameters.passage = sel.passage;
+      ev.detail.parameters.start = sel.start;
+      ev.detail.parameters.end = sel.end;
+      ev.detail.parameters.text = sel.text;
+    }
+    if (elt.id === "submit-box") { ev.detail.parameters.seconds = pending; pending = 0; }
+  });
+  document.body.addEventListener("htmx:beforeRequest", function () { say("Saving…"); });
+  document.body.addEventListener("htmx:beforeSwap", function (ev) {
+    var code = ev.detail.xhr.status, target = ev.detail.target;
+    if (code === 400 || code === 409 || code === 422) { ev.detail.shouldSwap = true; ev.detail.isError = false; }
+    if (target && target.classList.contains("claim")) {
+      // Responses can overtake each other: never replace a row with an older version of itself.
+      var m = /data-version="(\d+)"/.exec(ev.detail.serverResponse);
+      if (m && +m[1] < +target.getAttribute("data-version")) ev.detail.shouldSwap = false;
+    }
+    var a = document.activeElement;
+    typed = a && a.tagName === "TEXTAREA" && target && target.contains(a) && a.value !== a.defaultValue
+      ? { id: a.id, value: a.value, start: a.selectionStart, end: a.selectionEnd } : null;
+  });
+  document.body.addEventListener("htmx:afterSettle", function () {
+    if (typed) { // keep what was typed after the save that was sent before it
+      var ta = document.getElementById(typed.id);
+      if (ta && ta.value !== typed.value) {
+        ta.value = typed.value;
+        ta.focus();
+        ta.setSelectionRange(typed.start, typed.end);
+      }
+      typed = null;
+    }
+    refresh();
+  });
+  document.body.addEventListener("htmx:afterRequest", function (ev) {
+    var code = ev.detail.xhr ? ev.detail.xhr.status : 0;
+    if (ev.detail.successful && code < 300) {
+      say("Saved");
+      if (ev.detail.elt.hasAttribute && ev.detail.elt.hasAttribute("data-attach")) window.ClaimAudit.clearPassageSelection();
+    } else if (code === 409) say("Not saved: the answer is locked.", true);
+    else if (code === 400 || code === 422) say("Not saved: see the message.", true);
+    else if (code) say("Not saved (error " + code + "). Try again.", true);
+  });
+  document.body.addEventListener("htmx:sendError", function () { say("Not saved: no connection. Try again.", true); });
+
+  // ---- time on task: visible, focused, and some activity in the last minute ----
+  var timeUrl = root.getAttribute("data-time-url");
+  var pending = 0, lastActivity = Date.now();
+  ["keydown", "mousemove", "mousedown", "wheel", "scroll", "touchstart", "selectionchange"].forEach(function (t) {
+    document.addEventListener(t, function () { lastActivity = Date.now(); }, { passive: true, capture: true });
+  });
+  setInterval(function () {
+    if (!locked && document.visibilityState === "visible" && document.hasFocus() && Date.now() - lastActivity < 60000) pending++;
+  }, 1000);
+  function csrf() {
+    try { return JSON.parse(document.body.getAttribute("hx-headers"))["x-csrftoken"]; } catch (e) { return ""; }
+  }
+  function flush() {
+    if (!pending) return;
+    var n = pending, body = new FormData();
+    pending = 0;
+    body.append("seconds", n);
+    fetch(timeUrl, { method: "POST", body: body, keepalive: true, credentials: "same-origin",
+      headers: { "X-CSRFToken": csrf() } }).catch(function () { pending += n; });
+  }
+  setInterval(flush, 15000);
+  window.addEventListener("pagehide", flush);
+  document.addEventListener("visibilitychange", function () { if (document.visibilityState === "hidden") flush(); });
+
+  // ---- start on the first claim without a verdict ----
+  var first = rows().filter(function (r) { return !r.getAttribute("data-verdict"); })[0] || rows()[0];
+  if (first) select(first.getAttribute("data-claim"), { focus: true, scroll: true });
+  refresh();
+})();
