@@ -5,13 +5,12 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 
 from annotations import history
 from annotations.models import Assignment
 from audit import roles
-from audit.models import Audit, AuditAnswer, AuditStatus, Claim
-from audit.sampling import allocation, pairing
+from audit.models import Audit, AuditAnswer, AuditStatus
+from audit.sampling import allocation, pairing, selectors
 from audit.sampling import population as pop
 from audit.sampling.draw import draw, strata_counts
 
@@ -39,7 +38,8 @@ def audit_preview(*, dataset, population_filter=None, strata_keys=(), allocation
     sizes = allocation.allocate(labelled, size, allocation_method, min_per_stratum=min_per_stratum,
                                 fail_rates=rates)
     table = allocation.design_table(labelled, sizes, rates if allocation_method == allocation.NEYMAN else None)
-    return {"population_size": sum(N for _, N in labelled), "design": table, "judge_version_id": jv,
+    return {"population_size": sum(N for _, N in labelled), "sample_size": sum(sizes), "design": table,
+            "judge_version_id": jv,
             "strata": strata, "sizes": sizes, "keys": keys, "filter": f}
 
 
@@ -77,10 +77,6 @@ def audit_create(*, name, dataset, population_filter=None, strata_keys=(), alloc
     return audit
 
 
-def answers_without_claims(audit):
-    return audit.items.filter(~Exists(Claim.objects.filter(answer=OuterRef("answer_id")))).count()
-
-
 def _check_annotators(users):
     User = get_user_model()
     ids = [u.pk for u in users]
@@ -100,7 +96,7 @@ def audit_assign(audit, annotators, user=None):
     if len(annotators) < 2:
         raise ValidationError("Choose at least two annotators: every answer is labelled by two people.")
     _check_annotators(annotators)
-    missing = answers_without_claims(audit)
+    missing = selectors.items_without_claims(audit)
     if missing:
         raise ValidationError(f"{missing} sampled answer(s) have no claims: claims must exist before annotation "
                               "starts (run the judge on the sample, or import claims).")

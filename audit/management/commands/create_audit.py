@@ -1,0 +1,82 @@
+"""Create an audit from the command line: draw the sample, print the design, optionally assign it."""
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from audit.models import Audit, Dataset
+from audit.sampling import services
+from audit.sampling.population import StrataError
+
+
+def _pairs(values, what):
+    out = {}
+    for v in values or []:
+        if "=" not in v:
+            raise CommandError(f"{what}: expected KEY=VALUE, got {v!r}")
+        k, val = v.rsplit("=", 1)
+        out[k.strip()] = val.strip()
+    return out
+
+
+class Command(BaseCommand):
+    help = "Create an audit (stratified, reproducible sample) and optionally assign it to annotators."
+
+    def add_arguments(self, parser):
+        parser.add_argument("name")
+        parser.add_argument("--dataset", required=True)
+        parser.add_argument("--size", type=int, default=150)
+        parser.add_argument("--strata", default="", help="comma separated: judge, length, meta.FIELD")
+        parser.add_argument("--allocation", choices=[c for c, _ in Audit.Allocation.choices], default="proportional")
+        parser.add_argument("--seed", type=int, help="default: random (always stored)")
+        parser.add_argument("--min-per-stratum", type=int, default=0)
+        parser.add_argument("--fail-rate", action="append", metavar="STRATUM=P",
+                            help="expected failure rate for Neyman allocation, e.g. 'judge=fail=0.5'; '*=P' default")
+        parser.add_argument("--from", dest="created_from", help="created on or after YYYY-MM-DD")
+        parser.add_argument("--to", dest="created_to", help="created on or before YYYY-MM-DD")
+        parser.add_argument("--meta", action="append", metavar="FIELD=VALUE", help="metadata equality filter")
+        parser.add_argument("--exclude-audited", action="store_true", help="leave out answers already in an audit")
+        parser.add_argument("--annotators", default="", help="comma separated usernames: assign after drawing")
+        parser.add_argument("--demo", action="store_true", help="mark the audit and its assignments as demo data")
+
+    def handle(self, *args, **o):
+        try:
+            dataset = Dataset.objects.get(name=o["dataset"])
+        except Dataset.DoesNotExist:
+            raise CommandError(f"No dataset named {o['dataset']!r}.")
+        f = {"meta": _pairs(o["meta"], "--meta"), "exclude_audited": o["exclude_audited"]}
+        f.update({k: o[k] for k in ("created_from", "created_to") if o[k]})
+        try:
+            rates = {k: float(v) for k, v in _pairs(o["fail_rate"], "--fail-rate").items()}
+        except ValueError as e:
+            raise CommandError(f"--fail-rate: {e}")
+        usernames = [u.strip() for u in o["annotators"].split(",") if u.strip()]
+        users = list(get_user_model().objects.filter(username__in=usernames))
+        unknown = sorted(set(usernames) - {u.username for u in users})
+        if unknown:
+            raise CommandError(f"Unknown annotator(s): {', '.join(unknown)}.")
+        try:
+            audit = services.audit_create(
+                name=o["name"], dataset=dataset, population_filter=f, strata_keys=o["strata"],
+                allocation_method=o["allocation"], size=o["size"], min_per_stratum=o["min_per_stratum"],
+                expected_fail_rates=rates, seed=o["seed"], is_demo=o["demo"],
+            )
+        except (ValidationError, StrataError, ValueError) as e:
+            raise CommandError(" ".join(getattr(e, "messages", [str(e)])))
+        self.print_design(audit)
+        if users:
+            try:
+                services.audit_assign(audit, sorted(users, key=lambda u: usernames.index(u.username)))
+            except ValidationError as e:
+                raise CommandError(f"Audit {audit.name} created (draft) but not assigned: {' '.join(e.messages)}")
+            self.stdout.write(f"Assigned to {', '.join(usernames)}: two annotators per answer; status labelling.")
+
+    def print_design(self, audit):
+        w = max([len(r["stratum"]) for r in audit.design] + [7])
+        self.stdout.write(f"Audit {audit.name}: {audit.items.count()} answers from a population of "
+                          f"{audit.population_size} (seed {audit.seed}, {audit.allocation} allocation)")
+        self.stdout.write(f"{'stratum':<{w}}  {'N_h':>8}  {'n_h':>5}  {'pi':>8}  {'weight':>9}")
+        for r in audit.design:
+            weight = f"{r['weight']:.2f}" if r["weight"] else "-"
+            self.stdout.write(f"{r['stratum']:<{w}}  {r['population']:>8}  {r['sample']:>5}  "
+                              f"{r['inclusion_probability']:>8.4f}  {weight:>9}")
