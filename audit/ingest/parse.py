@@ -115,11 +115,27 @@ def _jsonl(stream, lim):
         yield (line, *normalise(obj, line, lim))
 
 
+class _StopLine(Exception):
+    def __init__(self, error):
+        self.error = error
+
+
+def _csv_lines(stream, lim, counter):
+    """Decode line by line, so an encoding error names its line (a TextIOWrapper decodes whole chunks)."""
+    while raw := stream.readline(lim["line_bytes"] + 1):
+        counter[0] += 1
+        if len(raw) > lim["line_bytes"] and not raw.endswith(b"\n"):
+            raise _StopLine(RecordError(counter[0], "", f"line longer than {lim['line_bytes']:,} bytes"))
+        try:
+            yield raw.decode("utf-8-sig" if counter[0] == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            raise _StopLine(RecordError(counter[0], "", f"not valid UTF-8 (byte {e.start + 1} of the line)"))
+
+
 def _csv(stream, lim):
-    text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
     csv.field_size_limit(max(lim["line_bytes"], 1 << 20))
-    reader = csv.reader(text)
-    start = 1
+    counter = [0]  # physical lines read so far
+    reader = csv.reader(_csv_lines(stream, lim, counter))
     try:
         header = next(reader, None)
         if header is None:
@@ -132,9 +148,11 @@ def _csv(stream, lim):
         if dupes:
             yield 1, None, [RecordError(1, c, "column appears twice in the CSV header") for c in sorted(dupes)]
             return
-        start = reader.line_num + 1
-        for row in reader:
-            line, start = start, reader.line_num + 1
+        while True:
+            line = counter[0] + 1  # a quoted cell may span lines: the record starts here
+            row = next(reader, None)
+            if row is None:
+                return
             if not any(row):
                 continue
             if len(row) != len(header):
@@ -142,10 +160,10 @@ def _csv(stream, lim):
                 continue
             obj, errors = _csv_object(dict(zip(header, row, strict=True)), line)
             yield (line, None, errors) if errors else (line, *normalise(obj, line, lim))
-    except UnicodeDecodeError:
-        yield start, None, [RecordError(start, "", "not valid UTF-8")]
+    except _StopLine as stop:
+        yield stop.error.line, None, [stop.error]
     except csv.Error as e:
-        yield start, None, [RecordError(start, "", f"malformed CSV: {e}")]
+        yield counter[0], None, [RecordError(counter[0], "", f"malformed CSV: {e}")]
 
 
 def _no_constant(name):

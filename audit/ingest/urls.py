@@ -1,7 +1,7 @@
 from django.urls import path
 
-from audit.views.placeholder import placeholder
+from audit.ingest import views
 
 urlpatterns = [
-    path("", placeholder, name="import"),
+    path("", views.import_page, name="import"),
 ]
