@@ -26,7 +26,7 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 _NEGATIONS = "not no never none cannot nobody nothing neither nor without"
 NEGATIONS = frozenset(_NEGATIONS.split())
 VERBISH = re.compile(r"\b(is|are|was|were|has|have|had|can|could|will|would|may|might|must|should|does|did|do"
-                     r"|\w{3,}ed|\w{3,}es)\b", re.I)
+                     r"|makes?|made|uses?|used|takes?|took|gives?|gave|contains?|includes?|\w{3,}ed)\b", re.I)
 NON_ASSERTIVE = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|you're welcome|i hope (this|that) helps|hope (this|that) helps|"
     r"let me know|please let me know|feel free|great question|good question|sure|certainly|of course|"
@@ -55,10 +55,16 @@ def offline_version():
 
 
 def _clauses(sentence):
-    parts = [p.strip() for p in CLAUSE_SPLIT.split(sentence)]
-    if len(parts) > 1 and all(len(p.split()) >= 3 for p in parts) and all(VERBISH.search(p) for p in parts[1:]):
-        return parts
-    return [sentence.strip()]
+    """Split at "; " / "and" only where both sides look like clauses (3+ words, the right one verb-ish),
+    so "salt and pepper" stays whole while "X was built in 1889 and it is tall" splits."""
+    cuts = list(CLAUSE_SPLIT.finditer(sentence))
+    parts, start = [], 0
+    for i, cut in enumerate(cuts):
+        right = sentence[cut.end():cuts[i + 1].start() if i + 1 < len(cuts) else len(sentence)]
+        if len(sentence[start:cut.start()].split()) >= 3 and len(right.split()) >= 3 and VERBISH.search(right):
+            parts.append(sentence[start:cut.start()].strip())
+            start = cut.end()
+    return [*parts, sentence[start:].strip()]
 
 
 def decompose(text):
@@ -78,12 +84,27 @@ def _words(text):
     return WORD.findall(text.lower())
 
 
+def _stem(word):
+    """Crude suffix stripping so "nucleotides" meets "nucleotide" and "replicated" meets "replicate"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
 def _content(words):
-    return {w for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+    return {_stem(w.removesuffix("'s")) for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
 
 
 def _has_negation(words):
     return any(w in NEGATIONS or w.endswith("n't") for w in words)
+
+
+def _windows(text):
+    """Each sentence, then each pair of adjacent sentences, as verbatim slices of the passage."""
+    spans = [(m.start(), m.end()) for m in SENTENCE.finditer(text) if m.group().strip()]
+    for start, end in spans + [(a[0], b[1]) for a, b in zip(spans, spans[1:], strict=False)]:
+        yield text[start:end].strip()
 
 
 def verify(passages, claim):
@@ -94,8 +115,7 @@ def verify(passages, claim):
         return {"verdict": "unsupported", "evidence": "", "passage_id": "", "reason": "no content words to match"}
     best = (0.0, "", "")
     for pid, text in passages:
-        for match in SENTENCE.finditer(text):
-            sentence = match.group().strip()
+        for sentence in _windows(text):
             recall = len(wanted & _content(_words(sentence))) / len(wanted)
             if recall > best[0]:
                 best = (recall, pid, sentence)

@@ -1,0 +1,111 @@
+"""The offline baseline judge, the judge command, selectors, and a real task worker executing a run."""
+
+import io
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from audit.judge import offline
+from audit.judge.selectors import answer_judge_verdicts, judge_versions_for, latest_judge_version
+from audit.judge.services import JudgeRunError, judge_run_create, judge_run_enqueue, judge_run_execute
+from audit.models import Answer, Claim, JudgeRun, JudgeVerdict, JudgeVersion
+from tests.factories import make_answer, make_audit, make_dataset
+from tests.judge_helpers import make_judged_answer
+
+PASSAGES = [("p1", "The Eiffel Tower was completed in 1889. It is 330 metres tall."),
+            ("p2", "The tower is not open at night in winter.")]
+
+
+def test_it_decomposes_by_sentence_and_clause_and_drops_pleasantries():
+    text = ("Hello! Based on the passages, the Eiffel Tower was completed in 1889 and it is 330 metres tall. "
+            "Salt and pepper are spices. I hope this helps! Do you want more?\n- Paris is big; Lyon is smaller.")
+    assert offline.decompose(text) == ["the Eiffel Tower was completed in 1889", "it is 330 metres tall.",
+                                       "Salt and pepper are spices.", "Paris is big", "Lyon is smaller."]
+
+
+def test_it_verifies_by_overlap_with_verbatim_evidence():
+    supported = offline.verify(PASSAGES, "The Eiffel Tower was completed in 1889.")
+    assert supported == {"verdict": "supported", "evidence": "The Eiffel Tower was completed in 1889.",
+                         "passage_id": "p1", "reason": supported["reason"]}
+    assert offline.verify(PASSAGES, "The Eiffel Tower was completed in 1925.")["verdict"] == "contradicted"
+    assert offline.verify(PASSAGES, "The tower is open at night in winter.")["verdict"] == "contradicted"
+    unsupported = offline.verify(PASSAGES, "The tower has a restaurant run by a famous chef.")
+    assert (unsupported["verdict"], unsupported["evidence"]) == ("unsupported", "")
+
+
+def test_it_is_deterministic_and_versioned(db):
+    assert offline.decompose("A is B. C is D.") == offline.decompose("A is B. C is D.")
+    v = offline.offline_version()
+    assert v == offline.offline_version() and v.kind == "offline" and "offline baseline" in v.label
+
+
+@pytest.mark.django_db
+def test_it_judges_a_dataset_from_the_command_and_is_idempotent():
+    ds = make_dataset("demo")
+    answer = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889. It has a famous chef.",
+                                passages=PASSAGES)
+    imported = make_answer(ds, n_claims=2)  # claims given at import are never decomposed again
+    out, err = io.StringIO(), io.StringIO()
+    call_command("judge", "--dataset", "demo", "--backend", "offline", stdout=out, stderr=err)
+    assert "answers 2/2, claims judged 4, failed 0" in out.getvalue() and "offline baseline" in out.getvalue()
+    assert "2/2 answers" in err.getvalue()  # the progress bar
+    assert list(Claim.objects.filter(answer=imported).values_list("origin", flat=True)) == ["imported"] * 2
+    claims = Claim.objects.filter(answer=answer).order_by("position")
+    assert [(c.text, c.span_start, c.origin) for c in claims] == [
+        ("The Eiffel Tower was completed in 1889.", 0, "judge"), ("It has a famous chef.", 40, "judge")]
+    v = JudgeVerdict.objects.get(claim=claims[0])
+    assert (v.verdict, v.guard_passed, v.evidence, v.passage_external_id) == (
+        "supported", True, "The Eiffel Tower was completed in 1889.", "p1")
+    call_command("judge", "--dataset", "demo", "--backend", "offline", stdout=io.StringIO(), stderr=io.StringIO())
+    assert Claim.objects.count() == 4 and JudgeVerdict.objects.count() == 4
+
+
+@pytest.mark.django_db
+def test_it_judges_an_audit_sample_only():
+    ds = make_dataset()
+    answers = [make_judged_answer(ds, passages=PASSAGES) for _ in range(3)]
+    audit = make_audit(answers[:2])
+    run = judge_run_execute(judge_run_create(backend="offline", audit=audit).pk)
+    assert (run.answers_total, run.answers_done, run.status) == (2, 2, "done")
+    assert not Claim.objects.filter(answer=answers[2]).exists()
+
+
+@pytest.mark.django_db
+def test_it_explains_bad_command_input():
+    with pytest.raises(CommandError, match="no dataset named 'nope'"):
+        call_command("judge", "--dataset", "nope", "--backend", "offline")
+    with pytest.raises(CommandError, match="no judge run with id 999"):
+        call_command("judge", "--resume", "999")
+    with pytest.raises(JudgeRunError, match="exactly one"):
+        judge_run_create(backend="offline")
+
+
+@pytest.mark.django_db
+def test_it_selects_versions_and_per_answer_verdicts():
+    ds = make_dataset()
+    good = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889.", passages=PASSAGES)
+    bad = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889. It was painted gold.",
+                             passages=PASSAGES)
+    judge_run_execute(judge_run_create(backend="offline", dataset=ds).pk)
+    version = JudgeVersion.objects.get(kind="offline")
+    answers = Answer.objects.filter(dataset=ds)
+    assert latest_judge_version(answers) == version
+    assert [(v, v.n_verdicts) for v in judge_versions_for(answers)] == [(version, 3)]
+    assert answer_judge_verdicts([good.pk, bad.pk], version) == {good.pk: "supported", bad.pk: "unsupported"}
+    assert latest_judge_version(Answer.objects.none()) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_is_executed_by_the_database_task_worker():
+    ds = make_dataset()
+    make_judged_answer(ds, passages=PASSAGES)
+    run = judge_run_create(backend="offline", dataset=ds)
+    result = judge_run_enqueue(run)
+    run.refresh_from_db()
+    assert run.status == "queued"
+    call_command("db_worker", "--batch", "--no-reload", "--no-startup-delay", "--interval", "0.1", verbosity=0)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.DONE and run.claims_done == 3, run.message
+    result.refresh()
+    assert result.status == "SUCCESSFUL" and result.return_value["status"] == "done"
