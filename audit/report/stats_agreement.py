@@ -196,11 +196,13 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
     rng = np.random.default_rng(seed)
     tables = (resample_matrix(per.shape[0], resamples, rng) @ per).reshape(resamples, len(categories), -1)
     boot = batch_stats(tables)
-    for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha", "gwet_ac1"):
-        if out[name]["value"] is not None:
-            out[name]["ci"] = percentile_ci(boot[name])
-    for i, c in enumerate(categories):
-        if out["specific"][c]["value"] is not None:
-            out["specific"][c]["ci"] = percentile_ci(boot["specific"][:, i])
+    figures = [(out[name], boot[name]) for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha",
+                                                     "gwet_ac1")]
+    figures += [(out["specific"][c], boot["specific"][:, i]) for i, c in enumerate(categories)]
+    for figure, samples in figures:
+        if figure["value"] is not None:
+            figure["ci"] = percentile_ci(samples)
+            if figure["ci"] is None:
+                figure["ci_why"] = "CI not computable: undefined in over 10% of resamples"
     out["ci_method"] = f"percentile bootstrap, {resamples} resamples of answers (seed {seed})"
     return out

@@ -31,7 +31,7 @@ def compare_fail_rates(prev_fails, prev_n, fails, n):
                 min_expected=float(expected.min()), regression=regression,
                 reading=("Regression: the fail rate rose significantly" if regression
                          else "Significant fall in the fail rate" if p < ALPHA
-                         else "No significant change") + f" (p = {p:.4f}).")
+                         else "No significant change") + " at the 5% level.")
 
 
 def fail_rate_series(points):

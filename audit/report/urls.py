@@ -1,7 +1,9 @@
 from django.urls import path
 
-from audit.views.placeholder import placeholder
+from audit.report import views
 
 urlpatterns = [
-    path("<int:audit_id>/", placeholder, name="report"),
+    path("<int:audit_id>/", views.report, name="report"),
+    path("<int:audit_id>/report.json", views.report_json, name="report_json"),
+    path("<int:audit_id>/claims/", views.report_claims, name="report_claims"),
 ]

@@ -1,0 +1,69 @@
+"""Reads for the report: ORM rows -> plain pandas frames. One query per table, never one per claim."""
+
+import pandas as pd
+from django.db.models import Count, F, OuterRef, Subquery
+
+from annotations.models import Assignment, GoldLabel, Label
+from audit.models import Audit, AuditAnswer, Claim, JudgeVerdict, JudgeVersion
+
+
+def _frame(qs, columns):
+    return pd.DataFrame.from_records(list(qs.values(*columns)), columns=columns)
+
+
+def judge_versions(audit):
+    """Versions with verdicts on this audit's claims, newest first, with their verdict counts."""
+    qs = (JudgeVersion.objects.filter(verdicts__claim__answer__audit_items__audit=audit)
+          .annotate(n_verdicts=Count("verdicts")).defer("spec").order_by("-created_at", "-id"))
+    return [{"id": v.id, "label": v.label, "kind": v.kind, "n_verdicts": v.n_verdicts,
+             "offline": v.kind == JudgeVersion.Kind.OFFLINE} for v in qs]
+
+
+def audit_frames(audit, judge_version_id):
+    """Everything the report needs about one audit, one query per table."""
+    items = _frame(AuditAnswer.objects.filter(audit=audit).annotate(external_id=F("answer__external_id")),
+                   ["id", "answer_id", "external_id", "stratum", "stratum_population", "stratum_sample", "weight"])
+    claims = _frame(Claim.objects.filter(answer__audit_items__audit=audit), ["id", "answer_id"])
+    labels = _frame(
+        Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status=Assignment.Status.SUBMITTED)
+        .exclude(verdict="").annotate(slot=F("assignment__slot")), ["claim_id", "slot", "verdict"])
+    assignments = _frame(Assignment.objects.filter(audit_answer__audit=audit),
+                         ["audit_answer_id", "slot", "status", "active_seconds"])
+    gold = _frame(GoldLabel.objects.filter(audit=audit), ["claim_id", "verdict", "source"])
+    judge = _frame(JudgeVerdict.objects.filter(judge_version_id=judge_version_id,
+                                               claim__answer__audit_items__audit=audit),
+                   ["claim_id", "verdict", "raw_verdict", "guard_passed"]) if judge_version_id else None
+    return {"items": items, "claims": claims, "labels": labels, "assignments": assignments, "gold": gold,
+            "judge": judge}
+
+
+def dataset_gold_counts(dataset_id):
+    """For every audit of a dataset: its answers with their claim counts, and gold counts per
+    (audit, answer, verdict). Aggregated in SQL: three queries whatever the number of audits."""
+    audits = _frame(Audit.objects.filter(dataset_id=dataset_id).order_by("created_at", "id"),
+                    ["id", "name", "created_at", "status"])
+    answers = _frame(AuditAnswer.objects.filter(audit__dataset_id=dataset_id).values("audit_id", "answer_id")
+                     .annotate(n_claims=Count("answer__claims")).order_by(), ["audit_id", "answer_id", "n_claims"])
+    submitted = _frame(Assignment.objects.filter(audit_answer__audit__dataset_id=dataset_id,
+                                                 status=Assignment.Status.SUBMITTED)
+                       .values(audit_id=F("audit_answer__audit_id"), answer_id=F("audit_answer__answer_id"))
+                       .annotate(n=Count("id")).order_by(), ["audit_id", "answer_id", "n"])
+    gold = _frame(GoldLabel.objects.filter(audit__dataset_id=dataset_id)
+                  .values("audit_id", "verdict", answer_id=F("claim__answer_id")).annotate(n=Count("id")).order_by(),
+                  ["audit_id", "answer_id", "verdict", "n"])
+    return {"audits": audits, "answers": answers, "submitted": submitted, "gold": gold}
+
+
+def cell_claims(audit, judge_version_id, judge, gold):
+    """The claims behind one confusion-matrix cell: gold says `gold`, the judge said `judge` ('none': no verdict)."""
+    verdicts = JudgeVerdict.objects.filter(claim=OuterRef("claim_id"), judge_version_id=judge_version_id)
+    qs = (GoldLabel.objects.filter(audit=audit, verdict=gold)
+          .annotate(judge_verdict=Subquery(verdicts.values("verdict")[:1]),
+                    raw_verdict=Subquery(verdicts.values("raw_verdict")[:1]),
+                    guard_passed=Subquery(verdicts.values("guard_passed")[:1]),
+                    claim_text=F("claim__text"), answer_id=F("claim__answer_id"),
+                    external_id=F("claim__answer__external_id"))
+          .order_by("claim__answer_id", "claim__position"))
+    qs = qs.filter(judge_verdict__isnull=True) if judge == "none" else qs.filter(judge_verdict=judge)
+    return list(qs.values("claim_id", "claim_text", "answer_id", "external_id", "verdict", "source",
+                          "judge_verdict", "raw_verdict", "guard_passed"))

@@ -1,0 +1,269 @@
+"""The report page end to end: known labels in, every number out (page and JSON); permissions;
+claims behind each matrix cell; version filter; constant query count."""
+
+import json
+import re
+
+import krippendorff
+import numpy as np
+from django.db import connection
+from django.test import TestCase
+from django.test.utils import CaptureQueriesContext
+from scipy.stats import fisher_exact
+from statsmodels.stats.inter_rater import cohens_kappa
+
+from audit.models import Audit
+from tests.factories import make_answer, make_dataset, make_user
+from tests.report_helpers import KNOWN, known_audit, label_audit, make_stratified_audit, version
+
+
+def section(html, sid):
+    m = re.search(rf'<section id="{sid}">(.*?)</section>', html, re.S)
+    assert m, f"section {sid} missing"
+    return re.sub(r"\s+", " ", m.group(1))
+
+
+def ac1(t):
+    t = np.asarray(t, dtype=float)
+    n, q = t.sum(), len(t)
+    pi = (t.sum(0) + t.sum(1)) / (2 * n)
+    pe = (pi * (1 - pi)).sum() / (q - 1)
+    return (np.trace(t) / n - pe) / (1 - pe)
+
+
+class ReportPageTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.k = known_audit()
+        cls.audit = cls.k["audit"]
+        cls.lead = make_user("lead", "lead")
+
+    def setUp(self):
+        self.client.force_login(self.lead)
+        self.url = f"/reports/{self.audit.id}/"
+
+    def get(self, url=None, **params):
+        r = self.client.get(url or self.url, params)
+        self.assertEqual(r.status_code, 200)
+        return r.content.decode()
+
+    def test_it_is_for_leads_only(self):
+        for user in (make_user("a", "annotator"), make_user("adj", "adjudicator"), self.k["users"][0]):
+            self.client.force_login(user)
+            for url in (self.url, f"{self.url}report.json", f"{self.url}claims/?judge=supported&gold=supported"):
+                self.assertEqual(self.client.get(url).status_code, 403, url)
+        self.client.force_login(self.lead)
+        self.assertEqual(self.client.get("/reports/99999/").status_code, 404)
+        self.client.logout()
+        self.assertEqual(self.client.get(self.url).status_code, 302)
+
+    def test_it_shows_every_faithfulness_number(self):
+        f = section(self.get(), "faithfulness")
+        self.assertIn("0.400</span> <span class=\"ci\">[0.118, 0.769]", f)  # 2 of 5, Wilson
+        self.assertIn("2 of 5 answers have an unsupported or contradicted claim", f)
+        # weighted: 100/120 * 2/3 + 20/120 * 0; var = W1^2 p(1-p)/(n-1) (1 - 3/100)
+        w1, p = 100 / 120, 2 / 3
+        half = 1.959964 * (w1**2 * p * (1 - p) / 2 * 0.97) ** 0.5
+        self.assertIn(f"0.556</span> <span class=\"ci\">[{w1 * p - half:.3f}, 1.000]", f)
+        self.assertIn("over 120 answers in the population", f)
+        self.assertIn('id="claim-ratio"><span class="num">0.833</span>', f)  # (2/3 + 1/2 + 1 + 1 + 1) / 5
+        self.assertIn('id="claim-ratio-pooled"><span class="num">0.846</span>', f)  # 11 / 13
+        r1 = np.array([2 / 3, 1 / 2, 1])
+        half = 1.959964 * (w1**2 * r1.var(ddof=1) / 3 * 0.97) ** 0.5
+        self.assertIn(f'id="claim-ratio-weighted"><span class="num">0.769</span> <span class="ci">'
+                      f"[{w1 * r1.mean() + 20 / 120 - half:.3f}, 1.000]", f)
+        self.assertIn("1 contradicted</span>, <span class=\"v-unsupported\">1 unsupported</span> of 13 scored", f)
+        self.assertIn("2 non_assertive", f)
+        self.assertRegex(f, r"<td>s1</td><td class=\"num\">100</td><td class=\"num\">0.833</td>"
+                            r"<td class=\"num\">3</td> <td><span class=\"num\">0.667</span> <span class=\"ci\">"
+                            r"\[0.208, 0.939\]</span></td><td><span class=\"num\">0.722</span></td>"
+                            r"<td class=\"num\">1</td><td class=\"num\">1</td>")
+        self.assertRegex(f, r"<td>s2</td><td class=\"num\">20</td><td class=\"num\">0.167</td>"
+                            r"<td class=\"num\">2</td> <td><span class=\"num\">0.000</span> <span class=\"ci\">"
+                            r"\[0.000, 0.658\]")
+        self.assertIn("<svg", f)
+
+    def test_it_shows_every_agreement_number(self):
+        a = section(self.get(), "agreement")
+        t = [[10, 0, 0, 0], [0, 0, 1, 0], [1, 0, 1, 0], [0, 0, 0, 2]]  # A rows, B columns
+        la = [v for r in KNOWN for v in r[1]]
+        lb = [v for r in KNOWN for v in r[2]]
+        alpha = krippendorff.alpha(reliability_data=np.array([la, lb]), level_of_measurement="nominal")
+        self.assertIn("Claims (15 labelled by both, 5 answers)", a)
+        self.assertRegex(a, r'id="iaa-percent"><th>Percent agreement</th><td><span class="num">0.867</span> '
+                            r'<span class="ci">\[[01]\.\d{3}, 1.000\]</span> <span class="muted">13 of 15</span>'
+                            r'</td><td><span class="num">0.800</span> <span class="ci">\[0\.\d{3}, 1.000\]</span> '
+                            r'<span class="muted">4 of 5</span>')
+        self.assertIn(f'id="iaa-kappa"><th>Cohen\'s kappa</th><td><span class="num">{cohens_kappa(np.array(t)).kappa:.3f}',
+                      a)
+        self.assertIn(f'<td><span class="num">{cohens_kappa(np.array([[2, 1], [0, 2]])).kappa:.3f}', a)
+        self.assertIn(f'id="iaa-alpha"><th>Krippendorff\'s alpha (nominal)</th><td><span class="num">{alpha:.3f}', a)
+        self.assertIn(f'id="iaa-ac1"><th>Gwet\'s AC1</th><td><span class="num">{ac1(t):.3f}', a)
+        self.assertIn("draw only tentative conclusions", a)  # alpha 0.728
+        self.assertIn("percentile bootstrap, 1000 resamples of answers", a)
+        self.assertRegex(a, r'<th class="v-supported">supported</th><td><span class="num">0.952</span>')  # 20/21
+        self.assertRegex(a, r'v-unsupported">unsupported</th><td><span class="num">0.500</span>')  # 2/4
+        self.assertIn("CI not computable: undefined in over 10% of resamples", a)  # contradicted: used once
+
+    def test_it_shows_every_judge_number(self):
+        j = section(self.get(), "judge")
+        self.assertIn("The judge agreed with gold on 11 of 14 claims; the annotators agreed with each other on "
+                      "12 of 14", j)
+        self.assertIn("1 judge verdict failed the evidence guard", j)
+        self.assertIn('1 gold claim without a judge verdict (row "none"); 0 judged claims still without gold', j)
+        cells = re.findall(r"judge=(\w+)&amp;gold=(\w+)&amp;version=\d+\">(\d+)</a> <small class=\"muted\">([\d.]+)",
+                           j)
+        self.assertEqual(sorted(cells), sorted([
+            ("supported", "supported", "9", "206.7"), ("supported", "non_assertive", "1", "10.0"),
+            ("unsupported", "supported", "1", "33.3"), ("unsupported", "contradicted", "1", "33.3"),
+            ("unsupported", "unsupported", "1", "33.3"), ("non_assertive", "non_assertive", "1", "33.3"),
+            ("none", "supported", "1", "10.0")]))
+        self.assertRegex(j, r'id="judge-accuracy">.*?<span class="num">0.786</span> <span class="ci">\[.*?\]</span> '
+                            r'<span class="muted">11 of 14</span></td><td><span class="num">0.781</span></td>'
+                            r'<td><span class="num">0.786</span></td><td><span class="num">0.857</span>')
+        jt = np.array([[9, 0, 0, 1], [0, 0, 0, 0], [1, 1, 1, 0], [0, 0, 0, 1]])
+        self.assertIn(f'id="judge-kappa"><th>Cohen\'s kappa</th><td><span class="num">{cohens_kappa(jt).kappa:.3f}', j)
+        self.assertIn(f'id="judge-ac1"><th>Gwet\'s AC1</th><td><span class="num">{ac1(jt):.3f}', j)
+        self.assertRegex(j, r'id="prf-bad">.*?<td><span class="num">0.667</span></td><td><span class="num">1.000</span>'
+                            r'</td><td><span class="num">0.800</span>')
+        self.assertRegex(j, r'id="prf-supported">.*?<td><span class="num">0.900</span></td>'
+                            r'<td><span class="num">0.900</span>')
+        self.assertIn("the judge never said contradicted", j)
+        self.assertRegex(j, r'<span class="num">0.750</span> <span class="ci">\[.*?\]</span> '
+                            r'<span class="muted">3 of 4</span></td><th>Population-weighted</th><td><span class="num">'
+                            r"0.697")  # (33.3 + 33.3 + 10) / 110
+        self.assertRegex(j, r'Failing answers caught \(recall\)</th><td><span class="num">1.000</span></td><th>'
+                            r'Precision</th><td><span class="num">0.667')
+        self.assertIn("offline-baseline [offline baseline] (15 verdicts)", j)
+        self.assertIn(f'<option value="{self.k["latest"].id}" selected>', j)
+
+    def test_it_shows_trend_and_effort(self):
+        html = self.get()
+        t = section(html, "trend")
+        p = fisher_exact([[2, 3], [0, 4]])[1]
+        self.assertIn("0 / 4", t)
+        self.assertIn("2 / 5", t)
+        self.assertIn(f"Change against the previous audit: 0.400 (Fisher&#x27;s exact test (two-sided; an expected count "
+                      f"is below 10), p = {p:.4f}). No significant change at the 5% level.", t)
+        self.assertIn("<svg", t)
+        e = section(html, "effort")
+        self.assertIn('id="hours">1.92</strong> over 10 submitted', e)  # 6900 s
+        self.assertIn('id="median-minutes"><span class="num">10.000', e)
+        self.assertIn('id="projected-hours"><span class="num">1.667', e)  # 10 min x 2 x 5 / 60
+        self.assertIn("adjudication time is not counted", e)
+
+    def test_it_serves_the_same_numbers_as_json(self):
+        r = self.client.get(f"{self.url}report.json")
+        self.assertEqual(r.status_code, 200)
+        self.assertIn("attachment", r["Content-Disposition"])
+        self.assertNotIn("NaN", r.content.decode())
+        data = json.loads(r.content)
+        f = data["faithfulness"]
+        self.assertEqual((f["fails"], f["answers"]), (2, 5))
+        self.assertAlmostEqual(f["fail_rate"]["value"], 0.4)
+        self.assertAlmostEqual(f["weighted"]["fail_rate"]["value"], 5 / 9)
+        self.assertEqual(data["agreement"]["claims"]["agree"], 13)
+        self.assertEqual(data["judge"]["noise_floor"]["judge"]["agree"], 11)
+        self.assertEqual(data["judge"]["guard_failed"], 1)
+        self.assertAlmostEqual(data["effort"]["hours"]["value"], 6900 / 3600)
+        self.assertEqual(data["trend"]["points"][1]["change"]["test"][:14], "Fisher's exact")
+        ci = data["agreement"]["claims"]["cohen_kappa"]["ci"]
+        self.assertIn(f"[{ci[0]:.3f}, {ci[1]:.3f}]", section(self.get(), "agreement"))
+        self.assertEqual(json.loads(self.client.get(f"{self.url}report.json").content), data)  # seeded bootstrap
+
+    def test_it_filters_by_judge_version(self):
+        base = self.k["baseline"].id
+        j = section(self.get(version=base), "judge")
+        self.assertIn("The judge agreed with gold on 11 of 15 claims", j)
+        self.assertIn("0 judge verdicts failed", j)
+        self.assertIn(f'<option value="{base}" selected>', j)
+        r = self.client.get(self.url, {"version": base}, headers={"HX-Request": "true"})
+        body = r.content.decode()
+        self.assertTrue(body.lstrip().startswith('<section id="judge">'))
+        self.assertNotIn("<html", body)
+        self.assertIn("11 of 15", body)
+        self.assertIn(f"report.json?version={base}", self.get(version=base))
+        self.assertIn("11 of 14", section(self.get(version="not-a-number"), "judge"))  # falls back to latest
+
+    def test_it_lists_the_claims_behind_a_cell(self):
+        url = f"{self.url}claims/"
+        html = self.get(url, judge="unsupported", gold="supported", version=self.k["latest"].id)
+        rows = re.findall(r"<tr><td><a href=\"/answers/\d+/\?version=\d+\">(\w+)</a></td><td>([^<]+)</td>", html)
+        self.assertEqual(rows, [("known2", "Claim number 2 says Paris is the capital.")])
+        self.assertIn('<span class="tag bad">failed</span>', html)
+        self.assertIn("(supported)", html)  # raw verdict before the guard
+        html = self.get(url, judge="none", gold="supported")
+        self.assertEqual(re.findall(r">(known\d)</a>", html), ["known3"])
+        html = self.get(url, judge="supported", gold="supported")
+        self.assertEqual(len(re.findall(r">(known\d)</a>", html)), 9)
+        r = self.client.get(url, {"judge": "maybe", "gold": "supported"})
+        self.assertContains(r, "judge must be one of", status_code=400)
+
+    def test_it_escapes_names_and_uses_no_inline_styles(self):
+        Audit.objects.filter(pk=self.audit.pk).update(name="<script>x</script>")
+        html = self.get()
+        self.assertNotIn("<script>x</script>", html)
+        self.assertIn("&lt;script&gt;x&lt;/script&gt;", html)
+        self.assertNotIn("style=", html)
+        self.assertIn("@media print", open("static/report.css").read())
+
+    def test_it_keeps_the_query_count_constant(self):
+        users = self.k["users"]
+        ds = make_dataset("big")
+        v = version("big-v")
+        rows = KNOWN * 8
+        big = make_stratified_audit([make_answer(ds, external_id=f"b{i}", n_claims=3) for i in range(len(rows))],
+                                    [r[0] for r in rows], name="big", population={"s1": 500, "s2": 90})
+        label_audit(big, rows, v, users)
+        counts = []
+        for audit in (self.audit, big):
+            with CaptureQueriesContext(connection) as ctx:
+                self.get(f"/reports/{audit.id}/")
+            counts.append(len(ctx))
+        self.assertEqual(counts[0], counts[1])
+        with self.assertNumQueries(counts[0]):
+            self.get(f"/reports/{big.id}/")
+        with self.assertNumQueries(counts[0] - 0):
+            self.client.get(f"/reports/{big.id}/report.json")
+
+
+class DegenerateReportTests(TestCase):
+    def setUp(self):
+        self.client.force_login(make_user("lead", "lead"))
+
+    def check(self, audit):
+        r = self.client.get(f"/reports/{audit.id}/")
+        self.assertEqual(r.status_code, 200)
+        j = self.client.get(f"/reports/{audit.id}/report.json")
+        self.assertNotIn("NaN", j.content.decode())
+        return r.content.decode(), json.loads(j.content)
+
+    def test_it_reports_an_empty_audit(self):
+        audit = Audit.objects.create(name="empty", dataset=make_dataset(), seed=1, size=150)
+        html, data = self.check(audit)
+        self.assertIn("not computable: no answer has complete gold labels yet", html)
+        self.assertIn("not computable: no judge verdicts on this audit", html)
+        self.assertIn("not computable: no items were rated by both", html)
+        self.assertIn("not computable: no submitted assignments", html)
+        self.assertIsNone(data["faithfulness"]["fail_rate"]["value"])
+
+    def test_it_reports_labels_without_gold_or_overlap(self):
+        answers = [make_answer(external_id=f"n{i}", n_claims=2) for i in range(2)]
+        audit = make_stratified_audit(answers, ["s1", "s1"], name="nogold", population={"s1": 10})
+        html, data = self.check(audit)
+        self.assertEqual(data["coverage"]["answers_complete_gold"], 0)
+        self.assertIn("not computable: no answer has complete gold labels yet", html)
+
+    def test_it_reports_a_single_answer_with_one_verdict(self):
+        users = [make_user("u1", "annotator"), make_user("u2", "annotator")]
+        audit = make_stratified_audit([make_answer(external_id="only", n_claims=3)], ["s1"], name="one",
+                                      population={"s1": 40})
+        label_audit(audit, [("s1", ["supported"] * 3, ["supported"] * 3, ["supported"] * 3, ["supported"] * 3)],
+                    version("one-v"), users)
+        html, data = self.check(audit)
+        self.assertIn("not computable: both raters used a single verdict, so chance agreement is 1", html)
+        self.assertIn("not computable: every label is the same verdict", html)
+        self.assertIn("not computable: fewer than two answers to resample", html)
+        self.assertIn("has a single answer, its variance is unknown", html)
+        self.assertEqual(data["faithfulness"]["fail_rate"]["value"], 0.0)
+        self.assertIsNone(data["agreement"]["claims"]["cohen_kappa"]["value"])
