@@ -1,5 +1,289 @@
+"""Writes of the adjudication area: gold by agreement, adjudicated gold, closing and reopening an audit.
+
+Every change of a gold label or of an audit's state goes through here and leaves a HistoryEvent."""
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotations import history
+from annotations.models import Assignment, GoldLabel, HistoryEvent, Label
+from audit import roles
+from audit.models import AuditAnswer, AuditStatus, Claim, Passage, Verdict
+
+NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)
+REASON_MAX = 4000
+
+
+class AdjudicationError(Exception):
+    """A refused write; the message says what is wrong, for the person who asked."""
+
+
+class AuditClosed(AdjudicationError):
+    pass
+
+
+class StaleGold(AdjudicationError):
+    """The gold label changed since the form was rendered; .current is the row now stored (or None)."""
+
+    def __init__(self, message, current):
+        super().__init__(message)
+        self.current = current
+
+
+def may_adjudicate_own():
+    return getattr(settings, "ADJUDICATOR_MAY_ADJUDICATE_OWN", False)
+
+
+def gold_snapshot(gold):
+    """The fields of a gold label that the audit trail keeps as old/new."""
+    if gold is None:
+        return None
+    return {
+        "verdict": gold.verdict, "source": gold.source, "evidence_passage": gold.evidence_passage_id,
+        "evidence_start": gold.evidence_start, "evidence_end": gold.evidence_end,
+        "evidence_text": gold.evidence_text, "adjudicator": gold.adjudicator_id, "reason": gold.reason,
+        "version": gold.version,
+    }
+
+
+def _evidence_of(label):
+    return {"evidence_passage_id": label.evidence_passage_id, "evidence_start": label.evidence_start,
+            "evidence_end": label.evidence_end, "evidence_text": label.evidence_text}
+
+
+def _has_evidence(label):
+    return bool(label.evidence_text or label.evidence_passage_id)
+
+
 def gold_on_submit(audit_answer):
     """Called (inside the submit transaction) after an assignment of audit_answer is submitted.
 
-    When both assignments are submitted, claims whose two verdicts agree become gold (source: agreed).
-    When every assignment of the audit is submitted, the audit moves to adjudication."""
+    When both assignments are submitted, claims whose two verdicts agree become gold (source: agreed),
+    with A's evidence when A gave any, else B's. An agreed gold from an earlier submission is updated
+    (or withdrawn when the labels no longer agree); an adjudicated gold is never overwritten: a
+    history event notes the new agreement instead. When every assignment of the audit is submitted,
+    the audit moves from labelling to adjudication. Calling it twice changes nothing."""
+    audit = audit_answer.audit
+    with transaction.atomic():
+        _lock_open(audit)
+        assignments = list(Assignment.objects.filter(audit_answer=audit_answer))
+        if len(assignments) == 2 and all(a.status == Assignment.Status.SUBMITTED for a in assignments):
+            _agreed_gold(audit, audit_answer, assignments)
+        _advance_audit(audit)
+
+
+def _refuse_closed(audit):
+    if audit.is_closed:
+        raise AuditClosed(f"Audit {audit.name} is closed: its labels and gold are frozen. A lead can reopen it.")
+
+
+def _lock_open(audit):
+    """Re-read the audit's status under a row lock: a gold write and a close cannot interleave."""
+    audit.status = type(audit).objects.select_for_update().values_list("status", flat=True).get(pk=audit.pk)
+    _refuse_closed(audit)
+
+
+def _agreed_gold(audit, audit_answer, assignments):
+    by_slot = {a.slot: {} for a in assignments}
+    slot_of = {a.id: a.slot for a in assignments}
+    for label in Label.objects.filter(assignment__in=assignments):
+        by_slot[slot_of[label.assignment_id]][label.claim_id] = label
+    labels_a, labels_b = by_slot.get("A", {}), by_slot.get("B", {})
+    answer = audit_answer.answer
+    claims = list(Claim.objects.filter(answer=answer).order_by("position"))
+    golds = {g.claim_id: g for g in GoldLabel.objects.select_for_update().filter(audit=audit, claim__answer=answer)}
+    for claim in claims:
+        la, lb, gold = labels_a.get(claim.id), labels_b.get(claim.id), golds.get(claim.id)
+        trail = {"audit": audit, "kind": "gold", "answer": answer, "claim": claim}
+        if la is not None and lb is not None and la.verdict and la.verdict == lb.verdict:
+            _apply_agreement(trail, la, lb, gold)
+        elif gold is not None and gold.source == GoldLabel.Source.AGREED:
+            # The labels were changed after a reopen and now differ: the claim goes back to the queue.
+            # Allowed only because the audit is open (checked above); the trail keeps the old row.
+            history.record(**trail, action="agreement_withdrawn", old=gold_snapshot(gold),
+                           reason="The two labels no longer agree.")
+            gold.delete()
+
+
+def _apply_agreement(trail, la, lb, gold):
+    fields = {"verdict": la.verdict, **_evidence_of(la if _has_evidence(la) else lb)}
+    if gold is None:
+        gold = GoldLabel.objects.create(audit=trail["audit"], claim=trail["claim"], source=GoldLabel.Source.AGREED,
+                                        **fields)
+        history.record(**trail, action="agreed", new=gold_snapshot(gold),
+                       reason="Both annotators gave the same verdict.")
+        return
+    if all(getattr(gold, k) == v for k, v in fields.items()):
+        return
+    if gold.source == GoldLabel.Source.ADJUDICATED:
+        noted = HistoryEvent.objects.filter(audit=trail["audit"], claim=trail["claim"],
+                                            action="agreement_kept_adjudicated", created_at__gte=gold.updated_at)
+        if noted.exists():  # idempotent: the note is written once per adjudicated value
+            return
+        history.record(**trail, action="agreement_kept_adjudicated", old=gold_snapshot(gold),
+                       new={"agreed": fields},
+                       reason="The annotators now agree on another value; the adjudicated gold stands.")
+        return
+    old = gold_snapshot(gold)
+    for k, v in fields.items():
+        setattr(gold, k, v)
+    gold.version += 1
+    gold.save()
+    history.record(**trail, action="agreed", old=old, new=gold_snapshot(gold),
+                   reason="Both annotators gave the same verdict (resubmitted).")
+
+
+def _advance_audit(audit):
+    if audit.status != AuditStatus.LABELLING:
+        return
+    pending = Assignment.objects.filter(audit_answer__audit=audit).exclude(status=Assignment.Status.SUBMITTED)
+    if not Assignment.objects.filter(audit_answer__audit=audit).exists() or pending.exists():
+        return
+    # Conditional UPDATE: of two submits finishing together, exactly one moves the audit and records it.
+    moved = type(audit).objects.filter(pk=audit.pk, status=AuditStatus.LABELLING).update(
+        status=AuditStatus.ADJUDICATION)
+    audit.status = AuditStatus.ADJUDICATION
+    if moved:
+        history.record(audit, kind="audit", action="status", old={"status": AuditStatus.LABELLING},
+                       new={"status": AuditStatus.ADJUDICATION}, reason="Every assignment is submitted.")
+
+
+def check_may_adjudicate(user, audit_answer, annotator_ids):
+    if not roles.has_role(user, roles.ADJUDICATOR):
+        raise PermissionDenied("Adjudication is for adjudicators.")
+    if user.id in annotator_ids and not may_adjudicate_own():
+        raise PermissionDenied("You labelled this answer, so another adjudicator must resolve it.")
+
+
+def gold_adjudicate(audit, claim, *, user, verdict, evidence="none", passage=None, start=None, end=None, reason,
+                    expected_version):
+    """Set the gold verdict of one claim as adjudicator; returns the saved GoldLabel.
+
+    evidence: "a" / "b" (take that annotator's evidence), "new" (passage + start/end offsets into its
+    text; the quote is cut server-side), or "none". expected_version is the gold version the form saw
+    (0: no gold yet); a different stored version raises StaleGold carrying the current row."""
+    _refuse_closed(audit)
+    reason = (reason or "").strip()
+    if not reason:
+        raise AdjudicationError("A reason is required: say why this is the gold verdict.")
+    if len(reason) > REASON_MAX:
+        raise AdjudicationError(f"The reason is too long ({len(reason)} characters, at most {REASON_MAX}).")
+    if verdict not in Verdict.values:
+        raise AdjudicationError(f"Unknown verdict {verdict!r}: choose one of {', '.join(Verdict.values)}.")
+    item = AuditAnswer.objects.filter(audit=audit, answer_id=claim.answer_id).first()
+    if item is None:
+        raise AdjudicationError("This claim is not part of the audit.")
+    assignments = list(Assignment.objects.filter(audit_answer=item))
+    check_may_adjudicate(user, item, {a.annotator_id for a in assignments})
+    if len(assignments) < 2 or any(a.status != Assignment.Status.SUBMITTED for a in assignments):
+        raise AdjudicationError("Both annotators must submit this answer before it can be adjudicated.")
+    fields = {"verdict": verdict, **_chosen_evidence(claim, assignments, verdict, evidence, passage, start, end)}
+    fields.update(source=GoldLabel.Source.ADJUDICATED, adjudicator=user, reason=reason)
+    with transaction.atomic():
+        _lock_open(audit)
+        return _save_gold(audit, claim, fields, user, expected_version)
+
+
+def _chosen_evidence(claim, assignments, verdict, evidence, passage, start, end):
+    empty = {"evidence_passage_id": None, "evidence_start": None, "evidence_end": None, "evidence_text": ""}
+    if verdict not in NEEDS_EVIDENCE or evidence in ("none", "", None):
+        return empty  # unsupported and non-assertive claims have no evidence span
+    if evidence in ("a", "b"):
+        assignment = next(a for a in assignments if a.slot == evidence.upper())
+        label = Label.objects.filter(assignment=assignment, claim=claim).first()
+        if label is None or not _has_evidence(label):
+            raise AdjudicationError(f"Annotator {evidence.upper()} gave no evidence for this claim.")
+        return _evidence_of(label)
+    if evidence != "new":
+        raise AdjudicationError(f"Unknown evidence choice {evidence!r}.")
+    p = Passage.objects.filter(pk=passage, answer_id=claim.answer_id).first() if str(passage).isdigit() else None
+    if p is None:
+        raise AdjudicationError("Select the evidence in one of this answer's passages.")
+    try:
+        start, end = int(start), int(end)
+    except (TypeError, ValueError):
+        raise AdjudicationError("The evidence selection has no valid start and end offsets.")
+    if not 0 <= start < end <= len(p.text):
+        raise AdjudicationError(f"The evidence offsets {start}-{end} fall outside passage {p.external_id}.")
+    return {"evidence_passage_id": p.id, "evidence_start": start, "evidence_end": end,
+            "evidence_text": p.text[start:end]}
+
+
+def _save_gold(audit, claim, fields, user, expected_version):
+    trail = {"audit": audit, "kind": "gold", "answer": claim.answer, "claim": claim, "user": user,
+             "reason": fields["reason"]}
+    gold = GoldLabel.objects.filter(audit=audit, claim=claim).first()
+    if gold is None:
+        if expected_version:
+            raise StaleGold(_stale_message(None), None)
+        try:
+            with transaction.atomic():
+                gold = GoldLabel.objects.create(audit=audit, claim=claim, version=1, **fields)
+        except IntegrityError:  # another adjudicator created it first
+            current = GoldLabel.objects.filter(audit=audit, claim=claim).first()
+            raise StaleGold(_stale_message(current), current)
+        history.record(**trail, action="adjudicated", new=gold_snapshot(gold))
+        return gold
+    old = gold_snapshot(gold)
+    # Compare-and-set in one UPDATE: two adjudicators holding the same version cannot both succeed.
+    updated = GoldLabel.objects.filter(pk=gold.pk, version=expected_version).update(
+        version=F("version") + 1, updated_at=timezone.now(), **fields)
+    if not updated:
+        gold.refresh_from_db()
+        raise StaleGold(_stale_message(gold), gold)
+    gold.refresh_from_db()
+    history.record(**trail, action="adjudicated", old=old, new=gold_snapshot(gold))
+    return gold
+
+
+def _stale_message(current):
+    now = f"it is now {current.get_verdict_display().lower()} (version {current.version})" if current else \
+        "its gold was withdrawn"
+    return (f"Not saved: someone else changed the gold of this claim since you opened it; {now}. "
+            "Review the current value below and save again if you still disagree.")
+
+
+def audit_close(audit, user):
+    """Close an audit (leads): every claim of every sampled answer must have gold. Freezes labels and gold."""
+    if not roles.has_role(user, roles.LEAD):
+        raise PermissionDenied("Only an audit lead can close an audit.")
+    with transaction.atomic():
+        audit = type(audit).objects.select_for_update().get(pk=audit.pk)
+        if audit.is_closed:
+            raise AuditClosed(f"Audit {audit.name} is already closed.")
+        missing = gold_missing_count(audit)
+        if missing:
+            raise AdjudicationError(f"Cannot close {audit.name}: {missing} claim{'s' if missing != 1 else ''} "
+                                    f"still {'have' if missing != 1 else 'has'} no gold label.")
+        old = audit.status
+        audit.status, audit.closed_at = AuditStatus.CLOSED, timezone.now()
+        audit.save(update_fields=["status", "closed_at"])
+        history.record(audit, kind="audit", action="closed", user=user, old={"status": old},
+                       new={"status": audit.status})
+    return audit
+
+
+def audit_reopen(audit, user, reason):
+    """Reopen a closed audit (leads, with a reason): it returns to adjudication."""
+    if not roles.has_role(user, roles.LEAD):
+        raise PermissionDenied("Only an audit lead can reopen an audit.")
+    reason = (reason or "").strip()
+    if not reason:
+        raise AdjudicationError("A reason is required to reopen a closed audit.")
+    with transaction.atomic():
+        audit = type(audit).objects.select_for_update().get(pk=audit.pk)
+        if not audit.is_closed:
+            raise AdjudicationError(f"Audit {audit.name} is not closed.")
+        audit.status, audit.closed_at = AuditStatus.ADJUDICATION, None
+        audit.save(update_fields=["status", "closed_at"])
+        history.record(audit, kind="audit", action="reopened", user=user, old={"status": AuditStatus.CLOSED},
+                       new={"status": audit.status}, reason=reason[:REASON_MAX])
+    return audit
+
+
+def gold_missing_count(audit):
+    claims = Claim.objects.filter(answer__audit_items__audit=audit)
+    return claims.count() - GoldLabel.objects.filter(audit=audit, claim__in=claims).count()

@@ -1,0 +1,203 @@
+"""Reads of the adjudication area. Each function runs a fixed number of queries, whatever the size."""
+
+from django.db.models import Prefetch
+
+from annotations.adjudication.services import may_adjudicate_own
+from annotations.models import Assignment, GoldLabel, HistoryEvent, Label
+from audit.highlight import segments
+from audit.models import Audit, AuditAnswer, AuditStatus, Claim, JudgeVerdict, Passage
+
+OPEN = (AuditStatus.LABELLING, AuditStatus.ADJUDICATION)
+SUBMITTED = Assignment.Status.SUBMITTED
+
+
+def latest_judge_verdicts(claims_filter, fields=("claim_id", "verdict")):
+    """{claim_id: row} of the verdict by the newest judge version for each claim (one query)."""
+    rows = (JudgeVerdict.objects.filter(**claims_filter)
+            .order_by("claim_id", "-judge_version__created_at", "-judge_version_id").values(*fields))
+    out = {}
+    for row in rows:
+        out.setdefault(row["claim_id"], row)
+    return out
+
+
+def _complete_items(assignment_rows, user):
+    """{item_id: {"A": row, "B": row}} for the items with both assignments submitted that user may adjudicate."""
+    items = {}
+    for row in assignment_rows:
+        items.setdefault(row["audit_answer_id"], {})[row["slot"]] = row
+    complete = {}
+    for item_id, slots in items.items():
+        if len(slots) != 2 or any(r["status"] != SUBMITTED for r in slots.values()):
+            continue
+        if not may_adjudicate_own() and any(r["annotator_id"] == user.id for r in slots.values()):
+            continue
+        complete[item_id] = slots
+    return complete
+
+
+def adjudication_queue(user):
+    """Per open audit: disputed claims grouped by answer, counts, and the judge-review list."""
+    audits = list(Audit.objects.filter(status__in=OPEN).order_by("-created_at", "-id"))
+    assignment_rows = list(Assignment.objects.filter(audit_answer__audit__in=audits).values(
+        "audit_answer_id", "slot", "status", "annotator_id", "is_demo", "audit_answer__audit_id",
+        "audit_answer__position", "audit_answer__answer__external_id"))
+    complete = _complete_items(assignment_rows, user)
+    verdicts = {}
+    labels = Label.objects.filter(assignment__status=SUBMITTED, assignment__audit_answer__audit__in=audits)
+    for row in labels.values("claim_id", "verdict", "assignment__slot", "assignment__audit_answer_id"):
+        key = (row["assignment__audit_answer_id"], row["claim_id"])
+        if key[0] in complete:
+            verdicts.setdefault(key, {})[row["assignment__slot"]] = row["verdict"]
+    gold = {(g["audit_id"], g["claim_id"]): g for g in
+            GoldLabel.objects.filter(audit__in=audits).values("audit_id", "claim_id", "verdict", "source")}
+    judge = latest_judge_verdicts({"claim__answer__audit_items__audit__in": audits})
+    claims = {c["id"]: c for c in Claim.objects.filter(answer__audit_items__audit__in=audits)
+              .values("id", "position", "text")}
+    by_audit = {a.id: {"audit": a, "answers": {}, "judge_review": [], "disputed": 0, "resolved": 0,
+                       "hidden_own": 0} for a in audits}
+    for (item_id, claim_id), v in sorted(verdicts.items(), key=lambda kv: (
+            complete[kv[0][0]]["A"]["audit_answer__position"], claims[kv[0][1]]["position"])):
+        slot_a = complete[item_id]["A"]
+        entry = by_audit[slot_a["audit_answer__audit_id"]]
+        g = gold.get((entry["audit"].id, claim_id))
+        row = {"claim": claims[claim_id], "a": v.get("A"), "b": v.get("B"), "gold": g, "item_id": item_id,
+               "external_id": slot_a["audit_answer__answer__external_id"],
+               "is_demo": slot_a["is_demo"] or complete[item_id]["B"]["is_demo"]}
+        if row["a"] != row["b"]:
+            entry["disputed"] += 1
+            entry["resolved"] += g is not None
+            entry["answers"].setdefault(item_id, []).append(row)
+        elif claim_id in judge and judge[claim_id]["verdict"] != row["a"]:
+            row["judge"] = judge[claim_id]["verdict"]
+            entry["judge_review"].append(row)
+    _count_hidden(by_audit, assignment_rows, user)
+    return list(by_audit.values())
+
+
+def _count_hidden(by_audit, assignment_rows, user):
+    if may_adjudicate_own():
+        return
+    own = {(r["audit_answer__audit_id"], r["audit_answer_id"]) for r in assignment_rows
+           if r["annotator_id"] == user.id}
+    for audit_id, _item in own:
+        by_audit[audit_id]["hidden_own"] += 1
+
+
+def adjudication_item(audit_id, item_id):
+    """One audit answer with everything the adjudication view shows; raises AuditAnswer.DoesNotExist."""
+    labels = Label.objects.select_related("evidence_passage").order_by()
+    assignments = (Assignment.objects.select_related("annotator").order_by("slot")
+                   .prefetch_related(Prefetch("labels", queryset=labels, to_attr="label_list")))
+    item = (AuditAnswer.objects.select_related("audit", "answer")
+            .prefetch_related(
+                Prefetch("answer__passages", queryset=Passage.objects.order_by("position"), to_attr="passage_list"),
+                Prefetch("answer__claims", queryset=Claim.objects.order_by("position"), to_attr="claim_list"),
+                Prefetch("assignments", queryset=assignments, to_attr="assignment_list"))
+            .get(audit_id=audit_id, pk=item_id))
+    item.gold_by_claim = {g.claim_id: g for g in GoldLabel.objects.select_related("adjudicator", "evidence_passage")
+                          .filter(audit_id=audit_id, claim__answer_id=item.answer_id)}
+    item.judge_by_claim = {}
+    for v in (JudgeVerdict.objects.select_related("judge_version").filter(claim__answer_id=item.answer_id)
+              .order_by("claim_id", "-judge_version__created_at", "-judge_version_id")):
+        item.judge_by_claim.setdefault(v.claim_id, v)
+    return item
+
+
+def answer_history(audit_id, item_id):
+    """(item, events) for the history page: every event on the answer in this audit, oldest first."""
+    item = AuditAnswer.objects.select_related("audit", "answer").get(audit_id=audit_id, pk=item_id)
+    events = (HistoryEvent.objects.filter(audit_id=audit_id, answer_id=item.answer_id)
+              .select_related("user", "claim").order_by("created_at", "id"))
+    events = list(events)
+    for e in events:
+        e.old_text, e.new_text = summarise(e.old), summarise(e.new)
+    return item, events
+
+
+SUMMARY_KEYS = ("status", "verdict", "source", "evidence_text", "version", "agreed")
+
+
+def summarise(value):
+    """A short readable line for an old/new JSON value of the trail."""
+    if not isinstance(value, dict):
+        return "" if value is None else str(value)
+    keys = [k for k in SUMMARY_KEYS if value.get(k) not in (None, "")] or sorted(value)
+    return " · ".join(f"{k.replace('_text', '')}: {summarise(value[k]) if isinstance(value[k], dict) else value[k]}"
+                      for k in keys)
+
+
+def audit_gold_progress(audit):
+    """{claims, gold, missing} for the audit page's close control (two queries)."""
+    claims = Claim.objects.filter(answer__audit_items__audit=audit).count()
+    gold = GoldLabel.objects.filter(audit=audit).count()
+    return {"claims": claims, "gold": gold, "missing": max(claims - gold, 0)}
+
+
+def claim_rows(item):
+    """Per claim of the item: both labels, the judge's latest verdict, the gold, and its kind:
+    "disputed" (the labels differ), "judge_review" (they agree, the judge differs) or "agreed"."""
+    labels = {a.slot: {lb.claim_id: lb for lb in a.label_list} for a in item.assignment_list}
+    rows = []
+    for claim in item.answer.claim_list:
+        la, lb = labels.get("A", {}).get(claim.id), labels.get("B", {}).get(claim.id)
+        judge = item.judge_by_claim.get(claim.id)
+        va, vb = (la.verdict if la else ""), (lb.verdict if lb else "")
+        kind = "disputed" if va != vb else "judge_review" if judge and judge.verdict != va else "agreed"
+        row = {"claim": claim, "a": la, "b": lb, "judge": judge, "gold": item.gold_by_claim.get(claim.id),
+               "kind": kind}
+        rows.append(with_form(row))
+    return rows
+
+
+def with_form(row, sent=None):
+    """Set row["form"]: the gold form's values, from what was sent (a refused save) or the stored gold."""
+    gold = row["gold"]
+    if sent is not None:
+        form = {k: sent.get(k, "") for k in ("verdict", "evidence", "passage", "start", "end", "reason")}
+        form["quote"] = ""
+    else:
+        span = gold and gold.evidence_passage_id
+        form = {"verdict": gold.verdict if gold else "", "evidence": evidence_choice(gold, row["a"], row["b"]),
+                "passage": gold.evidence_passage_id if span else "", "start": gold.evidence_start if span else "",
+                "end": gold.evidence_end if span else "", "reason": "", "quote": gold.evidence_text if gold else ""}
+    form["version"] = gold.version if gold else 0
+    row["form"] = form
+    return row
+
+
+def _span(x):
+    return (x.evidence_passage_id, x.evidence_start, x.evidence_end, x.evidence_text)
+
+
+def evidence_choice(gold, la, lb):
+    """Which control the gold's evidence corresponds to: "a", "b", "new" (its own span) or "none"."""
+    if gold is None or not (gold.evidence_text or gold.evidence_passage_id):
+        return "none"
+    for slot, label in (("a", la), ("b", lb)):
+        if label is not None and _span(label) == _span(gold):
+            return slot
+    return "new"
+
+
+def answer_segments(answer):
+    return segments(answer.text, [(c.span_start, c.span_end, c) for c in answer.claim_list])
+
+
+def passage_segments(passages, row):
+    """[(passage, segments)] with A's, B's, the judge's and the gold evidence of one claim row marked."""
+    spans = {}
+    for label, css in ((row and row["a"], "evidence"), (row and row["b"], "evidence other"),
+                       (row and row["gold"], "evidence gold")):
+        if label and label.evidence_passage_id:
+            spans.setdefault(label.evidence_passage_id, []).append((label.evidence_start, label.evidence_end, css))
+    judge = row and row["judge"]
+    out = []
+    for p in passages:
+        marks = list(spans.get(p.id, []))
+        if judge and judge.evidence and judge.passage_external_id == p.external_id:
+            start = p.text.find(judge.evidence)  # the judge quotes text; it gives no offsets
+            if start >= 0:
+                marks.append((start, start + len(judge.evidence), "evidence judge"))
+        out.append((p, segments(p.text, marks)))
+    return out

@@ -1,0 +1,148 @@
+from functools import cache
+
+from django.contrib import messages
+from django.contrib.staticfiles import finders
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from annotations.adjudication import export, selectors, services
+from audit import roles
+from audit.models import Audit, AuditAnswer, Verdict
+
+
+@cache
+def _has_evidence_js():
+    # The workspace's evidence.js (window.ClaimAudit.passageSelection) is reused when it is there.
+    return bool(finders.find("evidence.js"))
+
+
+@roles.adjudicator_required
+def queue(request):
+    return render(request, "adjudication/queue.html", {"audits": selectors.adjudication_queue(request.user)})
+
+
+def _item_or_404(request, audit_id, item_id):
+    try:
+        item = selectors.adjudication_item(audit_id, item_id)
+    except AuditAnswer.DoesNotExist:
+        raise Http404("No such answer in this audit.") from None
+    slots = {a.slot: a for a in item.assignment_list}
+    if set(slots) != {"A", "B"} or any(a.status != "submitted" for a in slots.values()):
+        raise Http404("Both annotators must submit this answer before it can be adjudicated.")
+    try:
+        services.check_may_adjudicate(request.user, item, {a.annotator_id for a in slots.values()})
+    except PermissionDenied:
+        raise Http404("You labelled this answer; another adjudicator must resolve it.") from None
+    item.slots = slots
+    return item
+
+
+def _current_row(rows, claim_id):
+    wanted = [r for r in rows if str(r["claim"].id) == claim_id]
+    return (wanted or [r for r in rows if r["kind"] == "disputed"] or rows or [None])[0]
+
+
+@roles.adjudicator_required
+@require_GET
+def adjudicate(request, audit_id, item_id):
+    item = _item_or_404(request, audit_id, item_id)
+    rows = selectors.claim_rows(item)
+    current = _current_row(rows, request.GET.get("claim", ""))
+    by_kind = {k: [r for r in rows if r["kind"] == k] for k in ("disputed", "judge_review", "agreed")}
+    ctx = {"item": item, "audit": item.audit, "current": current, "verdict_choices": Verdict.choices,
+           "disputed": by_kind["disputed"], "review": by_kind["judge_review"], "agreed": by_kind["agreed"],
+           "answer_segments": selectors.answer_segments(item.answer),
+           "passages": selectors.passage_segments(item.answer.passage_list, current),
+           "has_evidence_js": _has_evidence_js()}
+    partial = request.htmx and request.htmx.target == "passages"
+    return render(request, "adjudication/adjudicate.html#passages" if partial else "adjudication/adjudicate.html", ctx)
+
+
+@roles.adjudicator_required
+@require_POST
+def gold_save(request, audit_id, item_id, claim_id):
+    item = _item_or_404(request, audit_id, item_id)
+    row = next((r for r in selectors.claim_rows(item) if r["claim"].id == claim_id), None)
+    if row is None:
+        raise Http404("No such claim in this answer.")
+    post, status, error = request.POST, 200, ""
+    try:
+        row["gold"] = services.gold_adjudicate(
+            item.audit, row["claim"], user=request.user, verdict=post.get("verdict", ""),
+            evidence=post.get("evidence", "none"), passage=post.get("passage"), start=post.get("start"),
+            end=post.get("end"), reason=post.get("reason", ""), expected_version=_int(post.get("version")))
+        post = None  # saved: the block shows the stored value, not the form as sent
+    except services.StaleGold as e:
+        row["gold"], status, error = e.current, 409, str(e)
+    except services.AuditClosed as e:
+        status, error = 409, str(e)
+    except services.AdjudicationError as e:
+        status, error = 400, str(e)
+    ctx = {"item": item, "audit": item.audit, "row": selectors.with_form(row, post), "error": error,
+           "saved": post is None, "verdict_choices": Verdict.choices}
+    return render(request, "adjudication/adjudicate.html#claim_block", ctx, status=status)
+
+
+def _int(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1  # no version sent: never matches, so the save is refused as stale
+
+
+@roles.lead_required
+def history(request, audit_id, item_id):
+    try:
+        item, events = selectors.answer_history(audit_id, item_id)
+    except AuditAnswer.DoesNotExist:
+        raise Http404("No such answer in this audit.") from None
+    return render(request, "adjudication/history.html", {"item": item, "audit": item.audit, "events": events})
+
+
+def _back(request):
+    nxt = request.POST.get("next", "")
+    ok = url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+    return redirect(nxt if ok and nxt else reverse("audits"))
+
+
+@roles.lead_required
+@require_POST
+def close(request, audit_id):
+    audit = get_object_or_404(Audit, pk=audit_id)
+    try:
+        services.audit_close(audit, request.user)
+        messages.success(request, f"Audit {audit.name} is closed: labels and gold are frozen.")
+    except services.AdjudicationError as e:
+        messages.error(request, str(e))
+    return _back(request)
+
+
+@roles.lead_required
+@require_POST
+def reopen(request, audit_id):
+    audit = get_object_or_404(Audit, pk=audit_id)
+    try:
+        services.audit_reopen(audit, request.user, request.POST.get("reason", ""))
+        messages.success(request, f"Audit {audit.name} is reopened for adjudication.")
+    except services.AdjudicationError as e:
+        messages.error(request, str(e))
+    return _back(request)
+
+
+@roles.lead_required
+@require_GET
+def export_gold(request, audit_id):
+    audit = get_object_or_404(Audit, pk=audit_id)
+    g = request.GET
+    level, fmt = g.get("level", "claim"), g.get("format", "csv")
+    if level not in export.LEVELS or fmt not in export.FORMATS:
+        return HttpResponse(f"level must be one of {', '.join(export.LEVELS)} and format one of "
+                            f"{', '.join(export.FORMATS)}.", status=400, content_type="text/plain")
+    data = export.export_bytes(audit, level=level, fmt=fmt, names=g.get("names") == "1")
+    response = HttpResponse(data, content_type=export.CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{export.file_name(audit, level, fmt)}"'
+    return response

@@ -1,0 +1,144 @@
+/* Adjudication view: keyboard-first moves between claim blocks, verdict keys, taking A's or B's label,
+   evidence from a passage selection, and htmx saves that re-render one claim block. */
+(function () {
+  "use strict";
+  const root = document.getElementById("adjudication");
+  if (!root) return;
+  const VERDICTS = ["supported", "contradicted", "unsupported", "non_assertive"];
+  let current = null;
+
+  const blocks = () => Array.from(root.querySelectorAll(".claim-block"));
+  const isTyping = (el) => el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
+    (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type)));
+
+  function setCurrent(block, opts) {
+    if (!block) return;
+    const o = Object.assign({ focus: true, load: true }, opts);
+    const changed = !current || current.dataset.claim !== block.dataset.claim;
+    blocks().forEach((b) => b.classList.toggle("current", b === block));
+    root.querySelectorAll("mark.claim-span").forEach((m) => m.classList.toggle("lit", m.dataset.claim === block.dataset.claim));
+    current = block;
+    if (o.focus) { block.focus({ preventScroll: true }); block.scrollIntoView({ block: "nearest" }); }
+    if (o.load && changed) loadPassages(block.dataset.claim);
+  }
+
+  function loadPassages(claimId) {
+    if (!window.htmx) return;
+    const url = root.dataset.passagesUrl + "?claim=" + encodeURIComponent(claimId);
+    window.htmx.ajax("GET", url, { target: "#passages", swap: "outerHTML" });
+  }
+
+  function move(step) {
+    const all = blocks();
+    if (!all.length) return;
+    const i = all.indexOf(current);
+    setCurrent(all[Math.min(all.length - 1, Math.max(0, i < 0 ? 0 : i + step))]);
+  }
+
+  function check(form, name, value) {
+    const input = form.querySelector(`input[name="${name}"][value="${value}"]`);
+    if (input && !input.disabled) { input.checked = true; return true; }
+    return false;
+  }
+
+  function takeLabel(slot) {
+    const form = current && current.querySelector("form.gold-form");
+    const verdict = current && current.dataset[slot + "Verdict"];
+    if (!form || !verdict) return;
+    check(form, "verdict", verdict);
+    if (!check(form, "evidence", slot)) check(form, "evidence", "none");
+  }
+
+  /* The workspace's window.ClaimAudit.passageSelection() is used when it is loaded; its result is mapped
+     onto this page's passages. Otherwise the selection is measured here against the passage's own text. */
+  function passageSelection() {
+    const api = window.ClaimAudit && window.ClaimAudit.passageSelection;
+    const theirs = typeof api === "function" ? api() : null;
+    if (theirs && theirs.start != null && theirs.end != null) {
+      const key = theirs.passageId ?? theirs.passage_id ?? theirs.passage;
+      const el = root.querySelector(`.passage-text[data-passage-id="${CSS.escape(String(key))}"]`) ||
+        root.querySelector(`.passage-text[data-passage-external-id="${CSS.escape(String(key))}"]`);
+      if (el) return { passage: el.dataset.passageId, start: theirs.start, end: theirs.end, text: theirs.text || "" };
+    }
+    const sel = window.getSelection();
+    if (!sel || !sel.rangeCount || sel.isCollapsed) return null;
+    const range = sel.getRangeAt(0);
+    const node = range.startContainer.nodeType === 1 ? range.startContainer : range.startContainer.parentElement;
+    const el = node && node.closest(".passage-text");
+    if (!el || !el.contains(range.endContainer)) return null;
+    const before = document.createRange();
+    before.selectNodeContents(el);
+    before.setEnd(range.startContainer, range.startOffset);
+    const start = before.toString().length, text = range.toString();
+    return { passage: el.dataset.passageId, start: start, end: start + text.length, text: text };
+  }
+
+  function takeSelection(block) {
+    const form = block && block.querySelector("form.gold-form");
+    const s = passageSelection();
+    if (!form) return;
+    const out = form.querySelector(".new-evidence");
+    if (!s) { out.textContent = "Select text in a passage first."; return; }
+    form.elements.passage.value = s.passage;
+    form.elements.start.value = s.start;
+    form.elements.end.value = s.end;
+    check(form, "evidence", "new");
+    out.textContent = "\u201c" + s.text + "\u201d";
+  }
+
+  function save() {
+    const form = current && current.querySelector("form.gold-form");
+    if (form) form.requestSubmit();
+  }
+
+  function help() {
+    const d = document.getElementById("adjudication-help");
+    if (d.open) d.close(); else d.showModal();
+  }
+
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); save(); return; }
+    if (isTyping(e.target)) {
+      if (e.key === "Escape") { e.target.blur(); if (current) current.focus(); }
+      return;
+    }
+    if (e.altKey || e.ctrlKey || e.metaKey || document.querySelector("dialog[open]") && e.key !== "?") return;
+    const k = e.key;
+    if (k === "j" || (k === "ArrowDown" && e.target.type !== "radio")) move(1);
+    else if (k === "k" || (k === "ArrowUp" && e.target.type !== "radio")) move(-1);
+    else if (k >= "1" && k <= "4") { if (current) check(current.querySelector("form.gold-form"), "verdict", VERDICTS[+k - 1]); }
+    else if (k === "a" || k === "b") takeLabel(k);
+    else if (k === "s") takeSelection(current);
+    else if (k === "r") { const r = current && current.querySelector('input[name="reason"]'); if (r) r.focus(); }
+    else if (k === "?") help();
+    else if (k === "Enter" && !["A", "BUTTON", "SUMMARY"].includes(e.target.tagName)) save();
+    else return;
+    e.preventDefault();
+  });
+
+  root.addEventListener("focusin", function (e) {
+    const block = e.target.closest(".claim-block");
+    if (block && block !== current) setCurrent(block, { focus: false });
+  });
+  root.addEventListener("click", function (e) {
+    if (e.target.closest('[data-action="take-selection"]')) takeSelection(e.target.closest(".claim-block"));
+  });
+  document.querySelectorAll('[data-action="help"]').forEach((b) => b.addEventListener("click", help));
+
+  // A refused save (400 invalid, 409 stale or closed) re-renders the block with its message and the current value.
+  document.body.addEventListener("htmx:beforeSwap", function (e) {
+    if (e.detail.xhr.status === 400 || e.detail.xhr.status === 409) { e.detail.shouldSwap = true; e.detail.isError = false; }
+  });
+  document.body.addEventListener("htmx:afterSwap", function (e) {
+    const block = e.detail.target && document.getElementById(e.detail.target.id);
+    if (block && block.classList.contains("claim-block")) {
+      current = null;
+      setCurrent(block, { load: false });
+      loadPassages(block.dataset.claim);  // the gold's evidence may have changed
+    }
+  });
+
+  const initial = document.getElementById("passages");
+  const first = initial && root.querySelector(`.claim-block[data-claim="${initial.dataset.claim}"]`);
+  setCurrent(first || blocks()[0], { focus: !!(first || blocks()[0]), load: false });
+})();
