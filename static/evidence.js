@@ -11,6 +11,7 @@
   "use strict";
   var NS = (window.ClaimAudit = window.ClaimAudit || {});
   var cached = null;
+  var PASSAGE = "[data-passage], [data-passage-id]"; // the workspace's and the adjudication page's markup
 
   function codePoints(s) {
     return Array.from(s).length; // iterates by code point
@@ -32,7 +33,7 @@
     while (s < e && /\s/.test(full.charAt(s))) s++;
     while (e > s && /\s/.test(full.charAt(e - 1))) e--;
     if (s >= e) return null;
-    return { passage: el.getAttribute("data-passage"), start: codePoints(full.slice(0, s)),
+    return { passage: el.getAttribute("data-passage") || el.getAttribute("data-passage-id"), start: codePoints(full.slice(0, s)),
       end: codePoints(full.slice(0, e)), text: full.slice(s, e) };
   }
 
@@ -40,7 +41,7 @@
     var sel = window.getSelection();
     if (!sel || !sel.rangeCount || sel.isCollapsed) return null;
     var range = sel.getRangeAt(0);
-    var hits = Array.prototype.filter.call(document.querySelectorAll("[data-passage]"), function (el) {
+    var hits = Array.prototype.filter.call(document.querySelectorAll(PASSAGE), function (el) {
       return range.intersectsNode(el);
     });
     if (!hits.length) return null;
@@ -59,7 +60,7 @@
     } else {
       var node = sel.anchorNode;
       var el = node && (node.nodeType === 1 ? node : node.parentElement);
-      if (el && el.closest("[data-passage]")) cached = null;
+      if (el && el.closest(PASSAGE)) cached = null;
     }
   });
 

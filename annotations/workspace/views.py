@@ -1,8 +1,10 @@
 """The annotation workspace: thin views over selectors (reads) and services (writes).
 Only the assignment's own annotator reaches any of it; everyone else gets 404."""
 
+from functools import wraps
+
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -19,6 +21,21 @@ PAGE = "workspace/workspace.html"
 VERDICTS = [(v.value, v.label, str(i)) for i, v in enumerate(Verdict, start=1)]
 
 
+def owned(*methods):
+    """The view gets the request user's own assignment; anyone else's is a 404 whatever the method,
+    so the URL space reveals nothing about other people's work."""
+    def decorator(view):
+        @wraps(view)
+        @annotator_required
+        def wrapped(request, assignment_id, *args, **kwargs):
+            assignment = selectors.own_assignment(request.user, assignment_id)
+            if request.method not in methods:
+                return HttpResponseNotAllowed(methods)
+            return view(request, assignment, *args, **kwargs)
+        return wrapped
+    return decorator
+
+
 def _ctx(assignment, **extra):
     audit = assignment.audit_answer.audit
     locked = audit.is_closed or assignment.status == Assignment.Status.SUBMITTED
@@ -26,10 +43,8 @@ def _ctx(assignment, **extra):
             "locked": locked, "verdicts": VERDICTS, **extra}
 
 
-@require_GET
-@annotator_required
-def workspace(request, assignment_id):
-    a = selectors.own_assignment(request.user, assignment_id)
+@owned("GET", "HEAD")
+def workspace(request, a):
     return render(request, PAGE, _ctx(a, ws=selectors.workspace(a)))
 
 
@@ -49,10 +64,8 @@ def _label_params(post):
     return kw
 
 
-@require_POST
-@annotator_required
-def label_save(request, assignment_id, claim_id):
-    a = selectors.own_assignment(request.user, assignment_id)
+@owned("POST")
+def label_save(request, a, claim_id):
     claim = selectors.own_claim(a, claim_id)
     try:
         label, old = services.claim_label_save(a, claim, user=request.user, **_label_params(request.POST))
@@ -68,10 +81,8 @@ def label_save(request, assignment_id, claim_id):
     return HttpResponse(html)
 
 
-@require_POST
-@annotator_required
-def answer_fields(request, assignment_id):
-    a = selectors.own_assignment(request.user, assignment_id)
+@owned("POST")
+def answer_fields(request, a):
     kw = {"note": request.POST["note"]} if "note" in request.POST else {}
     if request.POST.get("field") == "omission":
         kw["omission"] = request.POST.get("checked") == "1"
@@ -83,10 +94,8 @@ def answer_fields(request, assignment_id):
     return render(request, f"{PAGE}#answer_fields", _ctx(a, error=error), status=status)
 
 
-@require_POST
-@annotator_required
-def submit(request, assignment_id):
-    a = selectors.own_assignment(request.user, assignment_id)
+@owned("POST")
+def submit(request, a):
     try:
         services.assignment_submit(a, request.user, seconds=request.POST.get("seconds", 0))
     except (services.Refused, services.Invalid) as e:
@@ -101,10 +110,8 @@ def submit(request, assignment_id):
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
-@require_POST
-@annotator_required
-def time_add(request, assignment_id):
-    a = selectors.own_assignment(request.user, assignment_id)
+@owned("POST")
+def time_add(request, a):
     services.assignment_time_add(a, request.POST.get("seconds", 0))
     return HttpResponse(status=204)
 

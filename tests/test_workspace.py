@@ -1,0 +1,267 @@
+"""The annotation workspace through the Django test client: saving, submitting, time, reopening."""
+
+from datetime import timedelta
+from unittest import mock
+
+from django.test import TestCase
+from django.utils import timezone
+
+from annotations.models import Assignment, HistoryEvent, Label
+from annotations.workspace import services
+from audit.models import Passage
+from tests.factories import make_user
+from tests.workspace_helpers import annotators, evidence_post, make_assigned_audit, passage_of
+
+HX = {"HX-Request": "true"}
+
+
+class WorkspaceTestCase(TestCase):
+    def setUp(self):
+        self.ann, self.other = annotators()
+        self.audit, self.mine = make_assigned_audit(self.ann, self.other)
+        self.a = self.mine[0]
+        self.claims = list(self.a.audit_answer.answer.claims.order_by("position"))
+        self.client.force_login(self.ann)
+
+    def url(self, a=None, claim=None, what=""):
+        a = a or self.a
+        if claim is not None:
+            return f"/label/{a.pk}/claim/{claim.pk}/"
+        return f"/label/{a.pk}/{what}"
+
+    def save(self, claim, data, a=None):
+        return self.client.post(self.url(a, claim), data, headers=HX)
+
+    def label_all(self, a=None, verdict="unsupported"):
+        a = a or self.a
+        for c in a.audit_answer.answer.claims.all():
+            self.assertEqual(self.save(c, {"verdict": verdict}, a).status_code, 200)
+
+
+class PageTests(WorkspaceTestCase):
+    def test_it_shows_question_claims_passages_and_progress(self):
+        r = self.client.get(self.url())
+        self.assertContains(r, "answer 1 of 3")
+        self.assertContains(r, '<progress max="3" value="0"')
+        for c in self.claims:
+            self.assertContains(r, f'id="claim-{c.pk}"')
+            self.assertContains(r, f'<mark class="claim-span" data-claim="{c.pk}"')
+        self.assertContains(r, 'data-passage="', count=3)
+        self.assertContains(r, 'aria-pressed="false"', count=12)
+        self.assertContains(r, '<dialog id="shortcuts"')
+        self.assertContains(r, f'href="/label/{self.mine[1].pk}/" rel="next"')
+
+    def test_it_lists_the_annotators_answers_in_the_queue(self):
+        self.label_all()
+        self.client.post(self.url(what="submit/"))
+        r = self.client.get(f"/label/queue/{self.audit.pk}/")
+        self.assertContains(r, "1 of 3 answers submitted")
+        for a in self.mine:
+            self.assertContains(r, f'href="/label/{a.pk}/"')
+        self.assertContains(r, "3 / 3")
+        self.assertContains(r, f'id="label-next" href="/label/{self.mine[1].pk}/"')
+
+    def test_it_lists_audits_with_progress_on_home(self):
+        from annotations.workspace.selectors import annotator_audits
+
+        self.label_all()
+        self.client.post(self.url(what="submit/"))
+        [row] = annotator_audits(self.ann)
+        self.assertEqual((row["audit"], row["total"], row["submitted"], row["next_assignment_id"]),
+                         (self.audit, 3, 1, self.mine[1].pk))
+        r = self.client.get("/")
+        self.assertContains(r, "1 of 3 answers submitted")
+        self.assertContains(r, f'href="/label/{self.mine[1].pk}/"')
+
+
+class SaveTests(WorkspaceTestCase):
+    def test_it_saves_a_verdict_and_returns_the_row(self):
+        c = self.claims[0]
+        r = self.save(c, {"verdict": "unsupported"})
+        self.assertContains(r, f'id="claim-{c.pk}"')
+        self.assertContains(r, 'data-verdict="unsupported"')
+        self.assertNotContains(r, "<html")
+        label = Label.objects.get(assignment=self.a, claim=c)
+        self.assertEqual((label.verdict, label.version), ("unsupported", 1))
+        self.a.refresh_from_db()
+        self.assertEqual(self.a.status, Assignment.Status.STARTED)
+        ev = HistoryEvent.objects.get(kind="label")
+        self.assertEqual((ev.action, ev.user, ev.claim, ev.old, ev.new),
+                         ("save", self.ann, c, {"verdict": ""}, {"verdict": "unsupported"}))
+
+    def test_it_is_idempotent_under_double_clicks(self):
+        c = self.claims[0]
+        for _ in range(2):
+            self.assertEqual(self.save(c, {"verdict": "supported"}).status_code, 200)
+        self.assertEqual(Label.objects.filter(assignment=self.a, claim=c).count(), 1)
+        self.assertEqual(Label.objects.get(assignment=self.a, claim=c).version, 1)
+        self.assertEqual(HistoryEvent.objects.filter(kind="label").count(), 1)
+
+    def test_it_saves_only_the_field_sent(self):
+        c = self.claims[0]
+        self.save(c, {"verdict": "contradicted"})
+        self.save(c, {"note": "  says 1999, passage says 2001 "})
+        self.save(c, {"flag": "needs_context", "checked": "1"})
+        self.save(c, {"flag": "not_atomic"})  # an unchecked checkbox sends no value
+        label = Label.objects.get(assignment=self.a, claim=c)
+        self.assertEqual((label.verdict, label.note, label.flag_needs_context, label.flag_not_atomic),
+                         ("contradicted", "says 1999, passage says 2001", True, False))
+        r = self.client.get(self.url())
+        self.assertContains(r, "says 1999, passage says 2001</textarea>")
+        self.assertContains(r, f'id="c{c.pk}-needs_context" name="checked" value="1"')
+
+    def test_it_attaches_verified_evidence_and_marks_it_in_the_passage(self):
+        c, p = self.claims[0], passage_of(self.a, 1)
+        r = self.save(c, {"verdict": "supported", **evidence_post(p, "Paris is the capital of France")})
+        label = Label.objects.get(assignment=self.a, claim=c)
+        self.assertEqual((label.evidence_passage, label.evidence_text), (p, "Paris is the capital of France"))
+        self.assertEqual(p.text[label.evidence_start:label.evidence_end], label.evidence_text)
+        self.assertContains(r, f'<article class="passage" id="passage-{p.pk}" hx-swap-oob="true">')
+        self.assertContains(r, f'<mark class="evidence" data-claims="{c.pk}"')
+        page = self.client.get(self.url())
+        self.assertContains(page, f'<mark class="evidence" data-claims="{c.pk}" title="Evidence for claim 1">'
+                                  "Paris is the capital of France</mark>")
+        r = self.save(c, {"evidence": "clear"})
+        self.assertIsNone(Label.objects.get(assignment=self.a, claim=c).evidence_passage_id)
+        self.assertNotContains(r, "<mark class=\"evidence\"")
+
+    def test_it_refuses_evidence_that_does_not_match_the_passage(self):
+        c, p = self.claims[0], passage_of(self.a)
+        bad = {**evidence_post(p, "Paris"), "text": "Lyon!"}
+        r = self.save(c, bad)
+        self.assertContains(r, "does not match passage", status_code=400)
+        self.assertContains(r, f'id="claim-{c.pk}"', status_code=400)
+        foreign = Passage.objects.get(answer=self.mine[1].audit_answer.answer, position=0)
+        r = self.save(c, evidence_post(foreign, "Paris"))
+        self.assertContains(r, "no passage of this answer", status_code=400)
+        r = self.save(c, {**evidence_post(p, "Paris"), "end": 10_000})
+        self.assertEqual(r.status_code, 400)
+        self.assertFalse(Label.objects.filter(evidence_passage__isnull=False).exists())
+
+    def test_it_maps_browser_offsets_over_crlf_passages(self):
+        p = passage_of(self.a)
+        p.text = "Line one.\r\nParis is big.\r\nEnd."
+        p.save()
+        dom = p.text.replace("\r\n", "\n")
+        start = dom.index("Paris is big.\nEnd")
+        quote = "Paris is big.\nEnd"
+        r = self.save(self.claims[0], {"passage": p.pk, "start": start, "end": start + len(quote), "text": quote})
+        self.assertEqual(r.status_code, 200)
+        label = Label.objects.get(assignment=self.a)
+        self.assertEqual(p.text[label.evidence_start:label.evidence_end], "Paris is big.\r\nEnd")
+
+    def test_it_shows_an_inline_message_when_evidence_is_missing(self):
+        c = self.claims[0]
+        r = self.save(c, {"verdict": "supported"})
+        self.assertContains(r, "Evidence needed")
+        r = self.save(c, {"note": "the passage is a table image"})
+        self.assertNotContains(r, "Evidence needed")
+        self.assertContains(r, "your note explains why")
+
+    def test_it_rejects_unknown_verdicts_and_foreign_claims(self):
+        self.assertEqual(self.save(self.claims[0], {"verdict": "maybe"}).status_code, 400)
+        foreign = self.mine[1].audit_answer.answer.claims.first()
+        self.assertEqual(self.save(foreign, {"verdict": "supported"}).status_code, 404)
+
+    def test_it_saves_the_answer_level_fields(self):
+        r = self.client.post(self.url(what="answer/"), {"field": "omission", "checked": "1"}, headers=HX)
+        self.assertContains(r, 'id="answer-fields"')
+        self.client.post(self.url(what="answer/"), {"note": "misses the 2024 change"}, headers=HX)
+        self.a.refresh_from_db()
+        self.assertEqual((self.a.omission, self.a.note), (True, "misses the 2024 change"))
+        self.assertEqual(HistoryEvent.objects.filter(kind="assignment", action="answer_fields").count(), 2)
+
+    def test_it_refuses_edits_in_a_closed_audit(self):
+        self.audit.status = "closed"
+        self.audit.save()
+        r = self.save(self.claims[0], {"verdict": "supported"})
+        self.assertContains(r, "audit is closed", status_code=409)
+        self.assertFalse(Label.objects.exists())
+
+
+class SubmitTests(WorkspaceTestCase):
+    def submit(self, a=None, **data):
+        return self.client.post(self.url(a, what="submit/"), data, headers=HX)
+
+    def test_it_refuses_to_submit_with_unlabelled_claims(self):
+        self.save(self.claims[0], {"verdict": "unsupported"})
+        r = self.submit()
+        self.assertContains(r, "Not submitted: 2 claims not ready", status_code=422)
+        self.assertContains(r, f'data-goto="{self.claims[1].pk}"', status_code=422)
+        self.a.refresh_from_db()
+        self.assertEqual(self.a.status, Assignment.Status.STARTED)
+
+    def test_it_needs_evidence_or_a_note_when_the_audit_requires_evidence(self):
+        self.label_all(verdict="supported")
+        r = self.submit()
+        self.assertContains(r, "needs evidence from a passage", status_code=422)
+        for c in self.claims[1:]:
+            self.save(c, {"note": "no passage quotes it verbatim"})
+        self.save(self.claims[0], evidence_post(passage_of(self.a), "Paris is the capital"))
+        self.assertEqual(self.submit().status_code, 200)
+
+    def test_it_lets_evidence_be_optional(self):
+        self.audit.evidence_required = False
+        self.audit.save()
+        self.label_all(verdict="contradicted")
+        self.assertEqual(self.submit().status_code, 200)
+
+    def test_it_locks_calls_gold_and_opens_the_next_answer(self):
+        self.label_all()
+        with mock.patch("annotations.workspace.services.gold_on_submit") as gold:
+            r = self.submit(seconds="7")
+        gold.assert_called_once_with(self.a.audit_answer)
+        self.assertEqual(r["HX-Redirect"], f"/label/{self.mine[1].pk}/")
+        self.a.refresh_from_db()
+        self.assertEqual((self.a.status, self.a.active_seconds), (Assignment.Status.SUBMITTED, 7))
+        self.assertIsNotNone(self.a.submitted_at)
+        r = self.save(self.claims[0], {"verdict": "supported"})
+        self.assertContains(r, "submitted and locked", status_code=409)
+        self.assertEqual(Label.objects.get(assignment=self.a, claim=self.claims[0]).verdict, "unsupported")
+        self.assertEqual(self.client.post(self.url(what="time/"), {"seconds": 30}).status_code, 204)
+        self.a.refresh_from_db()
+        self.assertEqual(self.a.active_seconds, 7)
+        self.assertContains(self.client.get(self.url()), "read-only")
+
+    def test_it_goes_to_the_queue_after_the_last_answer(self):
+        for a in self.mine:
+            self.label_all(a)
+            r = self.submit(a)
+        self.assertEqual(r["HX-Redirect"], f"/label/queue/{self.audit.pk}/")
+        r = self.client.post(self.url(self.mine[0], what="submit/"))  # a plain form post
+        self.assertRedirects(r, f"/label/{self.mine[0].pk}/")
+
+    def test_it_lets_a_lead_reopen_with_a_reason(self):
+        self.label_all()
+        self.submit()
+        lead = make_user("lead", "lead")
+        self.assertEqual(self.client.post(self.url(what="reopen/"), {"reason": "x"}).status_code, 403)
+        self.client.force_login(lead)
+        self.client.post(self.url(what="reopen/"), {"reason": ""})
+        self.a.refresh_from_db()
+        self.assertEqual(self.a.status, Assignment.Status.SUBMITTED)
+        r = self.client.post(self.url(what="reopen/"), {"reason": "claim 2 mislabelled", "next": "/audits/"})
+        self.assertRedirects(r, "/audits/", fetch_redirect_response=False)
+        self.a.refresh_from_db()
+        self.assertEqual((self.a.status, self.a.submitted_at), (Assignment.Status.STARTED, None))
+        ev = HistoryEvent.objects.get(action="reopen")
+        self.assertEqual((ev.user, ev.reason), (lead, "claim 2 mislabelled"))
+        self.client.force_login(self.ann)
+        self.assertEqual(self.save(self.claims[0], {"verdict": "supported"}).status_code, 200)
+
+
+class TimeTests(WorkspaceTestCase):
+    def test_it_adds_capped_active_seconds(self):
+        Assignment.objects.filter(pk=self.a.pk).update(started_at=timezone.now() - timedelta(minutes=10))
+        self.client.post(self.url(what="time/"), {"seconds": 15})
+        self.client.post(self.url(what="time/"), {"seconds": 5000})
+        self.client.post(self.url(what="time/"), {"seconds": "junk"})
+        self.a.refresh_from_db()
+        self.assertEqual(self.a.active_seconds, 15 + services.MAX_TIME_INCREMENT)
+        self.assertEqual(self.a.status, Assignment.Status.STARTED)
+
+    def test_it_bounds_time_by_the_wall_clock(self):
+        for _ in range(10):  # 10 x 120 s claimed within a second of starting
+            self.client.post(self.url(what="time/"), {"seconds": 120})
+        self.a.refresh_from_db()
+        self.assertLessEqual(self.a.active_seconds, 2 * services.MAX_TIME_INCREMENT + 1)
