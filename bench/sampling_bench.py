@@ -21,14 +21,15 @@ PG_URL = "postgres://postgres@127.0.0.1:5432/bench_sampling"
 MODEL_CASE = ("CASE WHEN i % 20 < 10 THEN 'gpt-4' WHEN i % 20 < 16 THEN 'claude' "
               "WHEN i % 20 < 19 THEN 'llama' ELSE 'mistral' END")
 LENGTH = "((CAST(i AS BIGINT) * 7919 + (CAST(i AS BIGINT) / 7) * 104729) % 1500)"
+# Constant SQL: only the constants above and integers (pool size, dataset id) are substituted in.
 POOL_SQL = {
     "sqlite": ("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n}) "
                "INSERT INTO audit_answer (dataset_id, external_id, question, text, created_at, meta, content_hash, "
                "length) SELECT {ds}, 'a' || i, 'q', '', '2026-11-20 10:00:00', "
-               f"json_object('model', {MODEL_CASE}, 'doc_type', 'd' || (i % 3)), '', {LENGTH} FROM c"),
+               "json_object('model', {model}, 'doc_type', 'd' || (i % 3)), '', {length} FROM c"),
     "postgresql": ("INSERT INTO audit_answer (dataset_id, external_id, question, text, created_at, meta, content_hash, "
                    "length) SELECT {ds}, 'a' || i, 'q', '', '2026-11-20 10:00:00+00', "
-                   f"jsonb_build_object('model', {MODEL_CASE}, 'doc_type', 'd' || (i % 3)), '', {LENGTH} "
+                   "jsonb_build_object('model', {model}, 'doc_type', 'd' || (i % 3)), '', {length} "
                    "FROM generate_series(1, {n}) AS i"),
 }
 
@@ -52,7 +53,10 @@ def child(n):
     t = time.perf_counter()
     ds = Dataset.objects.create(name="bench")
     with connection.cursor() as cur:
-        cur.execute(POOL_SQL[vendor].replace("{n}", str(int(n))).replace("{ds}", str(ds.id)))
+        sql = POOL_SQL[vendor]
+        for name, value in (("{model}", MODEL_CASE), ("{length}", LENGTH), ("{n}", str(int(n))), ("{ds}", str(ds.id))):
+            sql = sql.replace(name, value)
+        cur.execute(sql)
         cur.execute("ANALYZE")
     print(f"[{vendor}] pool of {n:,} answers built in {time.perf_counter() - t:.1f} s")
 

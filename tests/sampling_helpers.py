@@ -19,7 +19,8 @@ def bulk_answers(dataset, n, *, meta=lambda i: {}, length=lambda i: 100, claims=
     if claims:
         rows = list(Answer.objects.filter(dataset=dataset, external_id__in=[a.external_id for a in rows]))
         Claim.objects.bulk_create(
-            Claim(answer=a, position=p, text=f"claim {p}", origin=ClaimOrigin.IMPORTED) for a in rows for p in range(claims)
+            Claim(answer=a, position=p, text=f"claim {p}", origin=ClaimOrigin.IMPORTED)
+            for a in rows for p in range(claims)
         )
     return list(Answer.objects.filter(dataset=dataset, external_id__in=[a.external_id for a in rows]).order_by("id"))
 

@@ -1,0 +1,215 @@
+"""Audit pages: permissions, create with preview, detail with progress, assignments, judge, the command."""
+
+import io
+
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import TestCase
+from django.test.utils import CaptureQueriesContext
+
+from annotations.models import Assignment
+from audit.models import Audit, Claim, JudgeRun
+from audit.sampling.services import audit_assign, audit_create
+from tests.factories import make_dataset, make_user
+from tests.sampling_helpers import bulk_answers, give_verdicts, judge_version
+
+
+def _queries(client, url, **kw):
+    with CaptureQueriesContext(connection) as ctx:
+        r = client.get(url, **kw)
+    assert r.status_code == 200, (url, r.status_code)
+    return len(ctx)
+
+
+class PermissionTests(TestCase):
+    def test_it_forbids_annotators_every_lead_action(self):
+        ds = make_dataset("pool")
+        bulk_answers(ds, 6)
+        audit = audit_create(name="w48", dataset=ds, size=6, seed=1)
+        ann = [make_user(f"ann{i}", "annotator") for i in range(3)]
+        audit_assign(audit, ann[:2])
+        a = Assignment.objects.first()
+        self.client.force_login(ann[0])
+        for url in ["/audits/", "/audits/new/", f"/audits/{audit.id}/", f"/audits/{audit.id}/assignments/"]:
+            assert self.client.get(url).status_code == 403, url
+        posts = [("/audits/new/", {"name": "x", "dataset": ds.id, "size": 3}),
+                 (f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in ann]}),
+                 (f"/audits/{audit.id}/add-annotator/", {"annotator": ann[2].id}),
+                 (f"/audits/{audit.id}/judge/", {"backend": "offline"}),
+                 (f"/audits/assignments/{a.id}/reassign/", {"annotator": ann[2].id})]
+        for url, data in posts:
+            assert self.client.post(url, data).status_code == 403, url
+        assert Audit.objects.count() == 1 and not JudgeRun.objects.exists()
+        assert Assignment.objects.filter(annotator=ann[2]).count() == 0
+
+    def test_it_requires_login(self):
+        r = self.client.get("/audits/")
+        assert r.status_code == 302 and r["Location"].startswith("/login/")
+
+
+class CreatePageTests(TestCase):
+    def setUp(self):
+        self.lead = make_user("lead", "lead")
+        self.client.force_login(self.lead)
+        self.ds = make_dataset("pool")
+        bulk_answers(self.ds, 90, meta=lambda i: {"model": ["m1", "m2", "m3"][i % 3]}, length=lambda i: i * 11)
+
+    def form(self, **kw):
+        return {"name": "2026-W48", "dataset": self.ds.id, "size": 30, "strata": "meta.model, length",
+                "allocation": "proportional", "default_fail_rate": 0.1, "min_per_stratum": 0, **kw}
+
+    def test_it_previews_the_strata_without_saving(self):
+        r = self.client.post("/audits/new/", self.form(), headers={"HX-Request": "true"})
+        self.assertContains(r, 'id="preview"')
+        self.assertNotContains(r, "<html")
+        self.assertContains(r, "meta.model=m1 | length=&lt;300")
+        self.assertContains(r, "<strong>90</strong>")
+        assert not Audit.objects.exists()
+
+    def test_it_explains_a_bad_stratum_key_in_the_preview(self):
+        r = self.client.post("/audits/new/", self.form(strata="colour"), headers={"HX-Request": "true"})
+        self.assertContains(r, "unknown stratification key")
+
+    def test_it_creates_the_audit_and_draws_the_sample(self):
+        r = self.client.post("/audits/new/", self.form(seed=77))
+        audit = Audit.objects.get()
+        self.assertRedirects(r, f"/audits/{audit.id}/")
+        assert (audit.seed, audit.items.count(), audit.status, audit.created_by) == (77, 30, "draft", self.lead)
+        assert audit.strata_keys == ["meta.model", "length"]
+
+    def test_it_requires_a_name_to_create(self):
+        r = self.client.post("/audits/new/", self.form(name=""))
+        self.assertContains(r, "A name is required")
+        assert not Audit.objects.exists()
+
+    def test_it_renders_the_form(self):
+        self.assertContains(self.client.get("/audits/new/"), 'hx-post="/audits/new/"')
+
+
+class DetailPageTests(TestCase):
+    def setUp(self):
+        self.lead = make_user("lead", "lead", "adjudicator")
+        self.client.force_login(self.lead)
+
+    def build(self, n, people, name):
+        ds = make_dataset(f"ds-{name}")
+        bulk_answers(ds, n, meta=lambda i: {"model": f"m{i % 4}"}, prefix=name)
+        audit = audit_create(name=name, dataset=ds, strata_keys=["meta.model"], size=n, seed=2)
+        team = [make_user(f"{name}-ann{i}", "annotator") for i in range(people)]
+        audit_assign(audit, team)
+        qs = Assignment.objects.filter(audit_answer__audit=audit)
+        done = list(qs.values_list("pk", flat=True)[: n // 2])
+        qs.filter(pk__in=done).update(status="submitted", active_seconds=240)
+        return audit
+
+    def test_it_shows_progress_per_annotator_and_overall(self):
+        audit = self.build(8, 2, "w1")
+        r = self.client.get(f"/audits/{audit.id}/")
+        self.assertContains(r, "<progress")
+        self.assertContains(r, "4 of 16 assignments submitted (25%)")
+        self.assertContains(r, "median 4.0 min per answer")
+        self.assertContains(r, "meta.model=m0")
+        self.assertContains(r, f'href="/reports/{audit.id}/"')
+
+    def test_it_keeps_page_queries_constant(self):
+        small = self.build(8, 2, "s")
+        big = self.build(60, 6, "b")
+        for url in ("/audits/{}/", "/audits/{}/assignments/"):
+            counts = [_queries(self.client, url.format(a.id)) for a in (small, big)]
+            assert counts[0] == counts[1], (url, counts)
+            with self.assertNumQueries(counts[0]):
+                self.client.get(url.format(big.id))
+        listing = _queries(self.client, "/audits/")
+        self.build(5, 2, "more")
+        with self.assertNumQueries(listing):
+            self.client.get("/audits/")
+
+    def test_it_warns_when_sampled_answers_have_no_claims_and_refuses_to_assign(self):
+        ds = make_dataset("bare")
+        bulk_answers(ds, 5, claims=0, prefix="bare")
+        audit = audit_create(name="bare", dataset=ds, size=5, seed=1)
+        team = [make_user(f"bare{i}", "annotator") for i in range(2)]
+        r = self.client.get(f"/audits/{audit.id}/")
+        self.assertContains(r, "claims must exist before annotation starts")
+        r = self.client.post(f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in team]}, follow=True)
+        self.assertContains(r, "have no claims")
+        assert not Assignment.objects.filter(audit_answer__audit=audit).exists()
+
+    def test_it_assigns_and_adds_an_annotator_from_the_page(self):
+        ds = make_dataset("p")
+        bulk_answers(ds, 10, prefix="p")
+        audit = audit_create(name="p", dataset=ds, size=10, seed=1)
+        team = [make_user(f"p{i}", "annotator") for i in range(4)]
+        r = self.client.post(f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in team[:3]]})
+        self.assertRedirects(r, f"/audits/{audit.id}/")
+        assert Assignment.objects.filter(audit_answer__audit=audit).count() == 20
+        self.client.post(f"/audits/{audit.id}/add-annotator/", {"annotator": team[3].id})
+        assert Assignment.objects.filter(annotator=team[3]).count() == 5
+
+    def test_it_reassigns_through_htmx(self):
+        audit = self.build(6, 3, "r")
+        a = Assignment.objects.filter(audit_answer__audit=audit, status="assigned").first()
+        used = set(a.audit_answer.assignments.values_list("annotator_id", flat=True))
+        target = Assignment.objects.filter(audit_answer__audit=audit).exclude(annotator_id__in=used).first().annotator
+        url = f"/audits/assignments/{a.id}/reassign/"
+        r = self.client.post(url, {"annotator": target.id}, headers={"HX-Request": "true"})
+        self.assertContains(r, f'id="assignment-{a.id}"')
+        self.assertContains(r, target.username)
+        a.refresh_from_db()
+        assert a.annotator_id == target.id
+        other = a.audit_answer.assignments.exclude(pk=a.pk).get().annotator_id
+        r = self.client.post(url, {"annotator": other}, headers={"HX-Request": "true"})
+        self.assertContains(r, "must differ")
+
+    def test_it_starts_a_judge_run_on_the_sample(self):
+        ds = make_dataset("j")
+        bulk_answers(ds, 4, claims=0, prefix="j")
+        audit = audit_create(name="j", dataset=ds, size=4, seed=1)
+        r = self.client.post(f"/audits/{audit.id}/judge/", {"backend": "offline"})
+        run = JudgeRun.objects.get()
+        assert run.audit_id == audit.id and run.created_by == self.lead
+        self.assertRedirects(r, f"/judge/runs/{run.id}/", fetch_redirect_response=False)
+
+
+class CommandTests(TestCase):
+    def test_it_creates_and_assigns_the_demo_audit(self):
+        ds = make_dataset("RAGTruth")
+        answers = bulk_answers(ds, 60, meta=lambda i: {"model": ["gpt-4", "llama-2"][i % 2]})
+        v = judge_version("offline")
+        give_verdicts(v, answers[:15], "unsupported")
+        give_verdicts(v, answers[15:], "supported")
+        make_user("ann1", "annotator")
+        make_user("ann2", "annotator")
+        out = io.StringIO()
+        call_command("create_audit", "demo-2026-W48", "--dataset", "RAGTruth", "--size", "40", "--strata",
+                     "judge,meta.model", "--seed", "48", "--annotators", "ann1,ann2", "--demo", stdout=out)
+        audit = Audit.objects.get(name="demo-2026-W48")
+        assert audit.is_demo and audit.seed == 48 and audit.status == "labelling" and audit.items.count() == 40
+        assert "judge=fail | meta.model=gpt-4" in out.getvalue() and "Assigned to ann1, ann2" in out.getvalue()
+        per_user = {}
+        for who, n in Assignment.objects.values_list("annotator__username", "is_demo"):
+            per_user[who] = per_user.get(who, 0) + 1
+            assert n
+        assert per_user == {"ann1": 40, "ann2": 40}
+
+    def test_it_reports_clear_errors(self):
+        make_dataset("d")
+        with self.assertRaisesMessage(CommandError, "No dataset named 'nope'"):
+            call_command("create_audit", "x", "--dataset", "nope", "--size", "3")
+        with self.assertRaisesMessage(CommandError, "unknown stratification key"):
+            call_command("create_audit", "x", "--dataset", "d", "--strata", "colour")
+        with self.assertRaisesMessage(CommandError, "Unknown annotator(s): ghost"):
+            call_command("create_audit", "x", "--dataset", "d", "--annotators", "ghost")
+
+    def test_it_prints_the_design_for_neyman_with_minimums(self):
+        ds = make_dataset("d")
+        bulk_answers(ds, 50, meta=lambda i: {"model": "big" if i < 45 else "small"}, claims=0)
+        out = io.StringIO()
+        call_command("create_audit", "n", "--dataset", "d", "--size", "10", "--strata", "meta.model",
+                     "--allocation", "neyman", "--min-per-stratum", "4", "--fail-rate", "meta.model=small=0.5",
+                     "--exclude-audited", stdout=out)
+        audit = Audit.objects.get(name="n")
+        assert {r["stratum"]: r["sample"] for r in audit.design} == {"meta.model=big": 6, "meta.model=small": 4}
+        assert audit.population_filter["exclude_audited"] is True
+        assert "meta.model=small" in out.getvalue() and "seed" in out.getvalue()
+        assert not Claim.objects.exists()
