@@ -4,6 +4,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import TestCase, override_settings
@@ -354,3 +355,26 @@ class ImportPageTests(TestCase):
             r = self.client.get("/import/")
         self.assertContains(r, "d2")
         self.assertContains(r, "1 error")
+
+
+@pytest.mark.browser
+def test_it_uploads_through_htmx_in_chromium(live_server, page, login, transactional_db, tmp_path):
+    lead = make_user("lead", "lead")
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_bytes(jsonl(rec(1), rec(2)))
+    bad.write_bytes(jsonl(rec(3), rec(4, passages="none")))
+    login(page, lead)
+    page.goto(f"{live_server.url}/import/")
+    page.set_input_files("input[name=file]", str(good))
+    page.fill("input[name=new_dataset]", "browser")
+    page.click("#import_panel button[type=submit]")
+    page.wait_for_selector("#import_result")
+    assert "Imported good.jsonl into browser" in page.inner_text("#import_result")
+    assert page.url.endswith("/import/")  # swapped in place by htmx, no navigation
+    page.set_input_files("input[name=file]", str(bad))
+    page.select_option("select[name=dataset]", "browser")
+    page.click("#import_panel button[type=submit]")
+    page.wait_for_selector("text=Import failed")
+    assert "line 2, passages: must be a list" in page.inner_text("#import_result")
+    assert Answer.objects.count() == 2
+    assert page.js_errors == []
