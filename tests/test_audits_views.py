@@ -2,6 +2,7 @@
 
 import io
 
+import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import TestCase
@@ -213,3 +214,28 @@ class CommandTests(TestCase):
         assert audit.population_filter["exclude_audited"] is True
         assert "meta.model=small" in out.getvalue() and "seed" in out.getvalue()
         assert not Claim.objects.exists()
+
+
+@pytest.mark.browser
+def test_it_previews_creates_and_assigns_in_chromium(live_server, page, login, transactional_db):
+    lead = make_user("lead", "lead")
+    make_user("ann1", "annotator")
+    make_user("ann2", "annotator")
+    ds = make_dataset("pool")
+    bulk_answers(ds, 40, meta=lambda i: {"model": ["m1", "m2"][i % 2]})
+    login(page, lead)
+    page.goto(f"{live_server.url}/audits/new/")
+    page.fill("input[name=name]", "2026-W48")
+    page.select_option("select[name=dataset]", str(ds.id))
+    page.fill("input[name=strata]", "meta.model")
+    page.fill("input[name=size]", "10")
+    page.click("#preview-button")
+    page.wait_for_selector("#preview >> text=meta.model=m2")
+    assert Audit.objects.count() == 0
+    page.click("button[type=submit]:has-text('Create audit')")
+    page.wait_for_selector("h1:has-text('Audit 2026-W48')")
+    page.check("text=ann1")
+    page.check("text=ann2")
+    page.click("button:has-text('Assign and start labelling')")
+    page.wait_for_selector("text=0 of 20 assignments submitted")
+    assert page.js_errors == []

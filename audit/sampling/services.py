@@ -14,7 +14,8 @@ from audit.sampling import allocation, pairing, selectors
 from audit.sampling import population as pop
 from audit.sampling.draw import draw, strata_counts
 
-SEED_MAX = 2**62
+SEED_MAX = 2**62  # largest seed accepted; random seeds stay short enough to read out
+RANDOM_SEED_MAX = 2**31
 
 
 def _judge_version_id(dataset, keys, population_filter):
@@ -50,7 +51,7 @@ def audit_create(*, name, dataset, population_filter=None, strata_keys=(), alloc
     """Draw the sample and save the audit (status draft). The AuditAnswer rows are the frozen snapshot."""
     if Audit.objects.filter(name=name).exists():
         raise ValidationError(f"An audit named {name!r} already exists.")
-    seed = secrets.randbelow(SEED_MAX) if seed is None else int(seed)
+    seed = secrets.randbelow(RANDOM_SEED_MAX) if seed is None else int(seed)
     p = audit_preview(dataset=dataset, population_filter=population_filter, strata_keys=strata_keys,
                       allocation_method=allocation_method, size=size, min_per_stratum=min_per_stratum,
                       expected_fail_rates=expected_fail_rates)
