@@ -216,6 +216,18 @@ class CommandTests(TestCase):
         assert not Claim.objects.exists()
 
 
+    def test_it_notes_strata_left_without_a_sample(self):
+        ds = make_dataset("d")
+        bulk_answers(ds, 100, meta=lambda i: {"model": "big" if i < 99 else "rare"}, claims=0)
+        out = io.StringIO()
+        call_command("create_audit", "p", "--dataset", "d", "--size", "10", "--strata", "meta.model", stdout=out)
+        assert "1 non-empty stratum got no sample" in out.getvalue()
+        out = io.StringIO()
+        call_command("create_audit", "q", "--dataset", "d", "--size", "10", "--strata", "meta.model",
+                     "--min-per-stratum", "1", stdout=out)
+        assert "no sample" not in out.getvalue()
+        assert Audit.objects.get(name="q").items.filter(stratum="meta.model=rare").count() == 1
+
 @pytest.mark.browser
 def test_it_previews_creates_and_assigns_in_chromium(live_server, page, login, transactional_db):
     lead = make_user("lead", "lead")

@@ -80,3 +80,7 @@ class Command(BaseCommand):
             weight = f"{r['weight']:.2f}" if r["weight"] else "-"
             self.stdout.write(f"{r['stratum']:<{w}}  {r['population']:>8}  {r['sample']:>5}  "
                               f"{r['inclusion_probability']:>8.4f}  {weight:>9}")
+        empty = [r["stratum"] for r in audit.design if r["population"] and not r["sample"]]
+        if empty:
+            self.stdout.write(f"Note: {len(empty)} non-empty strat{'um' if len(empty) == 1 else 'a'} got no sample and "
+                              "cannot be weighted back to the population; --min-per-stratum 1 avoids that.")
