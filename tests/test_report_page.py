@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from scipy.stats import fisher_exact
 from statsmodels.stats.inter_rater import cohens_kappa
 
+from annotations.models import Assignment, Label
 from audit.models import Audit
 from tests.factories import make_answer, make_dataset, make_user
 from tests.report_helpers import KNOWN, known_audit, label_audit, make_stratified_audit, version
@@ -224,8 +225,17 @@ class ReportPageTests(TestCase):
         self.assertEqual(counts[0], counts[1])
         with self.assertNumQueries(counts[0]):
             self.get(f"/reports/{big.id}/")
-        with self.assertNumQueries(counts[0] - 0):
+        with self.assertNumQueries(counts[0]):
             self.client.get(f"/reports/{big.id}/report.json")
+        with self.assertNumQueries(counts[0]):  # the htmx fragment builds the same report
+            self.client.get(f"/reports/{big.id}/", headers={"HX-Request": "true"})
+
+    def test_it_keeps_the_claims_list_query_count_constant(self):
+        url = f"{self.url}claims/"
+        with CaptureQueriesContext(connection) as ctx:
+            self.get(url, judge="unsupported", gold="supported")  # 1 claim
+        with self.assertNumQueries(len(ctx)):
+            self.get(url, judge="supported", gold="supported")  # 9 claims
 
 
 class DegenerateReportTests(TestCase):
@@ -251,9 +261,36 @@ class DegenerateReportTests(TestCase):
     def test_it_reports_labels_without_gold_or_overlap(self):
         answers = [make_answer(external_id=f"n{i}", n_claims=2) for i in range(2)]
         audit = make_stratified_audit(answers, ["s1", "s1"], name="nogold", population={"s1": 10})
+        ann = make_user("solo", "annotator")
+        for item in audit.items.all():  # only slot A labelled: no overlap
+            asg = Assignment.objects.create(audit_answer=item, annotator=ann, slot="A", status="submitted")
+            Label.objects.bulk_create(Label(assignment=asg, claim=c, verdict="supported")
+                                      for c in item.answer.claims.all())
         html, data = self.check(audit)
         self.assertEqual(data["coverage"]["answers_complete_gold"], 0)
+        self.assertEqual(data["coverage"]["claims_labelled_twice"], 0)
         self.assertIn("not computable: no answer has complete gold labels yet", html)
+        self.assertIn("not computable: no items were rated by both", section(html, "agreement"))
+        self.assertEqual(data["effort"]["assignments"], 2)
+
+    def test_it_flags_a_significant_rise_as_a_regression(self):
+        users = [make_user("u1", "annotator"), make_user("u2", "annotator")]
+        ds = make_dataset("weekly")
+        v = version("weekly-v")
+        ok, bad = ("s1", ["supported"], ["supported"], ["supported"], ["supported"]), (
+            "s1", ["unsupported"], ["unsupported"], ["unsupported"], ["unsupported"])
+        audits = []
+        for week, rows in (("w1", [ok] * 30), ("w2", [ok] * 15 + [bad] * 15)):
+            answers = [make_answer(ds, external_id=f"{week}-{i}", n_claims=1) for i in range(30)]
+            audits.append(make_stratified_audit(answers, ["s1"] * 30, name=week, population={"s1": 300}))
+            label_audit(audits[-1], rows, v, users)
+        html, data = self.check(audits[1])
+        t = section(html, "trend")
+        self.assertIn('class="reading flag-regression"', t)
+        self.assertIn("Regression: the fail rate rose significantly", t)
+        self.assertIn(f"p = {fisher_exact([[15, 15], [0, 30]])[1]:.4f}", t)
+        self.assertIn('class="pt current regression"', t)
+        self.assertTrue(data["trend"]["regression"])
 
     def test_it_reports_a_single_answer_with_one_verdict(self):
         users = [make_user("u1", "annotator"), make_user("u2", "annotator")]

@@ -55,8 +55,9 @@ def claim_frame(f):
     cl = f["claims"].rename(columns={"id": "claim_id"})
     cl = cl.merge(f["items"][["answer_id", "stratum", "weight"]], on="answer_id", how="left")
     cl = cl.merge(f["gold"][["claim_id", "verdict"]].rename(columns={"verdict": "gold"}), on="claim_id", how="left")
-    labels = f["labels"].pivot(index="claim_id", columns="slot", values="verdict") if len(f["labels"]) else None
-    labels = (labels if labels is not None else pd.DataFrame(index=pd.Index([], name="claim_id")))
+    labels = f["labels"].drop_duplicates(["claim_id", "slot"])
+    labels = (labels.pivot(index="claim_id", columns="slot", values="verdict") if len(labels)
+              else pd.DataFrame(index=pd.Index([], name="claim_id")))
     cl = cl.merge(labels.reindex(columns=["A", "B"]), left_on="claim_id", right_index=True, how="left")
     judge = f["judge"] if f["judge"] is not None else pd.DataFrame(columns=["claim_id", "verdict"])
     return cl.merge(judge[["claim_id", "verdict"]].rename(columns={"verdict": "judge"}), on="claim_id", how="left")

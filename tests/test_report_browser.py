@@ -1,0 +1,30 @@
+"""The report in real Chromium: charts render under the strict CSP, the version select swaps the judge
+section through htmx, and nothing logs a console error."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.factories import make_user
+from tests.report_helpers import known_audit
+
+
+@pytest.mark.browser
+def test_it_switches_judge_version_without_errors(live_server, page, login, transactional_db):
+    k = known_audit()
+    lead = make_user("lead", "lead")
+    console = []
+    page.on("console", lambda m: console.append(m.text)
+            if m.type == "error" and "favicon" not in m.location.get("url", "") else None)
+    login(page, lead)
+    page.goto(f"{live_server.url}/reports/{k['audit'].id}/")
+    assert page.locator("#trend svg.chart circle").count() == 2
+    assert page.locator("#faithfulness svg.chart").is_visible()
+    assert "11 of 14" in page.locator("#noise-floor").inner_text()
+    page.select_option("#judge select[name=version]", str(k["baseline"].id))
+    expect(page.locator("#noise-floor")).to_contain_text("11 of 15")
+    assert f"version={k['baseline'].id}" in page.url
+    assert page.locator("#trend svg.chart").is_visible()  # only the judge section was swapped
+    page.click("#matrix a[href*='judge=supported&gold=contradicted']")
+    page.wait_for_url("**/claims/**")
+    assert page.locator("#claims tbody tr").count() == 1
+    assert page.js_errors == [] and console == []
