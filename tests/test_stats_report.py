@@ -12,6 +12,7 @@ from audit.report import stats_agreement as ag
 from audit.report import stats_faithfulness as fa
 from audit.report import stats_judge as jg
 from audit.report import stats_trend as tr
+from audit.report.stats_bootstrap import batch_stats
 from audit.report.stats_common import clean
 
 KRIPP_2011 = """1 2 3 3 2 1 4 1 2 . . .
@@ -83,7 +84,7 @@ def test_it_reproduces_gwet_3x3():
                                    [[13, 0, 0], [0, 20, 7], [0, 4, 56]]])
 def test_it_vectorised_bootstrap_statistics_equal_the_library_point_estimates(table):
     a, b, cats = pairs_from_table(table)
-    batch = ag.batch_stats(np.asarray([table], dtype=float))
+    batch = batch_stats(np.asarray([table], dtype=float))
     assert batch["cohen_kappa"][0] == pytest.approx(ag.cohen_kappa(table)["value"])
     assert batch["gwet_ac1"][0] == pytest.approx(ag.gwet_ac1(table)["value"])
     assert batch["krippendorff_alpha"][0] == pytest.approx(ag.krippendorff_alpha(a, b)["value"])

@@ -1,10 +1,8 @@
 """Agreement between two raters (annotator A vs B, or judge vs gold) on nominal verdicts.
 
 Point estimates come from the libraries (statsmodels cohens_kappa, krippendorff.alpha); Gwet's AC1 is
-not in them and is implemented from Gwet (2008). Confidence intervals come from a cluster bootstrap that
-resamples ANSWERS (the claims of one answer are not independent), vectorised: the per-answer contingency
-counts are summed with a (resamples x answers) multiplicity matrix, then every statistic is computed for
-all resamples at once from those tables.
+not in them and is implemented from Gwet (2008). Confidence intervals: the cluster bootstrap of
+stats_bootstrap.py, which resamples ANSWERS, not claims.
 """
 
 import warnings
@@ -13,10 +11,10 @@ import krippendorff
 import numpy as np
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
+from audit.report.stats_bootstrap import batch_stats, cluster_tables, percentile_ci, resample_matrix
 from audit.report.stats_common import not_computable, stat
 
 RESAMPLES = 1000
-MIN_FINITE_SHARE = 0.9  # below this share of defined resamples the CI is not reported
 
 
 # ---------- point estimates on one k x k table (rows: rater 1, columns: rater 2) ----------
@@ -112,58 +110,6 @@ def specific_agreement(table, categories):
         den = t[i].sum() + t[:, i].sum()
         out[c] = stat(2 * t[i, i] / den) if den else not_computable(f"neither rater used {c}")
     return out
-
-
-# ---------- vectorised versions for a batch of tables (B, k, k), used by the bootstrap ----------
-
-def batch_stats(tables):
-    t = np.asarray(tables, dtype=float)
-    q = t.shape[-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n = t.sum((1, 2))
-        diag = np.einsum("bkk->bk", t)
-        po = diag.sum(1) / n
-        rows, cols = t.sum(2), t.sum(1)
-        pe_k = (rows * cols).sum(1) / n**2
-        pi = (rows + cols) / (2 * n[:, None])
-        pe_g = (pi * (1 - pi)).sum(1) / (q - 1)
-        nc = rows + cols  # coincidence-matrix marginals; 2n values in all
-        alpha = 1 - (2 * n - 1) * (2 * n - 2 * diag.sum(1)) / ((2 * n) ** 2 - (nc**2).sum(1))
-        out = {
-            "percent_agreement": po,
-            "cohen_kappa": np.where(pe_k < 1 - 1e-12, (po - pe_k) / (1 - pe_k), np.nan),
-            "gwet_ac1": (po - pe_g) / (1 - pe_g),
-            "krippendorff_alpha": np.where((nc**2).sum(1) < (2 * n) ** 2, alpha, np.nan),
-            "specific": 2 * diag / nc,
-        }
-    return out
-
-
-def resample_matrix(n_clusters, resamples, rng):
-    """How many times each cluster is drawn in each resample: (resamples x n_clusters)."""
-    idx = rng.integers(0, n_clusters, size=(resamples, n_clusters))
-    flat = (idx + (np.arange(resamples) * n_clusters)[:, None]).ravel()
-    return np.bincount(flat, minlength=resamples * n_clusters).reshape(resamples, n_clusters)
-
-
-def cluster_tables(cluster_ids, a, b, categories):
-    """Per-cluster k x k counts flattened: (n_clusters, k*k)."""
-    k = len(categories)
-    index = {c: i for i, c in enumerate(categories)}
-    _, cl = np.unique(np.asarray(cluster_ids), return_inverse=True)
-    cells = np.array([index[x] * k + index[y] for x, y in zip(a, b, strict=True)], dtype=np.int64)
-    per = np.zeros((cl.max() + 1 if len(cl) else 0, k * k))
-    np.add.at(per, (cl, cells), 1)
-    return per
-
-
-def percentile_ci(samples):
-    s = np.asarray(samples, dtype=float)
-    ok = np.isfinite(s)
-    if ok.mean() < MIN_FINITE_SHARE:
-        return None
-    lo, hi = np.percentile(s[ok], [2.5, 97.5])
-    return [float(lo), float(hi)]
 
 
 def reliability_reading(alpha):
