@@ -18,14 +18,35 @@
     blocks().forEach((b) => b.classList.toggle("current", b === block));
     root.querySelectorAll("mark.claim-span").forEach((m) => m.classList.toggle("lit", m.dataset.claim === block.dataset.claim));
     current = block;
-    if (o.focus) { block.focus({ preventScroll: true }); block.scrollIntoView({ block: "nearest" }); }
+    if (o.focus) { block.focus({ preventScroll: true }); reveal(block); }
     if (o.load && changed) loadPassages(block.dataset.claim);
   }
 
+  // Scroll only the claims pane (scrollIntoView would also move the page under the fixed-height panes).
+  function reveal(block) {
+    const pane = block.closest(".pane");
+    if (!pane) return;
+    const top = block.offsetTop - pane.offsetTop, bottom = top + block.offsetHeight;
+    if (top < pane.scrollTop || bottom > pane.scrollTop + pane.clientHeight) pane.scrollTop = Math.max(0, top - 8);
+  }
+
+  /* The passages pane shows the evidence of the current claim. fetch, not htmx.ajax: htmx drops a request
+     while another on the same element is in flight, and the last claim asked for must win. */
+  let asked = 0;
   function loadPassages(claimId) {
-    if (!window.htmx) return;
+    const ticket = ++asked;
     const url = root.dataset.passagesUrl + "?claim=" + encodeURIComponent(claimId);
-    window.htmx.ajax("GET", url, { target: "#passages", swap: "outerHTML" });
+    fetch(url, { headers: { "HX-Request": "true", "HX-Target": "passages" }, credentials: "same-origin" })
+      .then((r) => (r.ok ? r.text() : Promise.reject(r.status)))
+      .then((html) => {
+        const old = document.getElementById("passages");
+        if (ticket !== asked || !old) return;
+        const tpl = document.createElement("template");
+        tpl.innerHTML = html.trim();
+        const fresh = tpl.content.getElementById("passages");
+        if (fresh) old.replaceWith(fresh);
+      })
+      .catch(() => {});
   }
 
   function move(step) {
