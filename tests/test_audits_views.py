@@ -241,13 +241,15 @@ def test_it_previews_creates_and_assigns_in_chromium(live_server, page, login, t
     page.select_option("select[name=dataset]", str(ds.id))
     page.fill("input[name=strata]", "meta.model")
     page.fill("input[name=size]", "10")
+    page.wait_for_selector("#preview >> text=meta.model=m2")  # typing alone refreshes the preview
+    page.fill("input[name=size]", "12")
     page.click("#preview-button")
-    page.wait_for_selector("#preview >> text=meta.model=m2")
+    page.wait_for_selector("#preview >> text=sample: 12")
     assert Audit.objects.count() == 0
     page.click("button[type=submit]:has-text('Create audit')")
     page.wait_for_selector("h1:has-text('Audit 2026-W48')")
     page.check("text=ann1")
     page.check("text=ann2")
     page.click("button:has-text('Assign and start labelling')")
-    page.wait_for_selector("text=0 of 20 assignments submitted")
+    page.wait_for_selector("text=0 of 24 assignments submitted")
     assert page.js_errors == []
