@@ -70,28 +70,11 @@
     if (!check(form, "evidence", slot)) check(form, "evidence", "none");
   }
 
-  /* The workspace's window.ClaimAudit.passageSelection() is used when it is loaded; its result is mapped
-     onto this page's passages. Otherwise the selection is measured here against the passage's own text. */
+  /* Evidence comes from the workspace's evidence.js: window.ClaimAudit.passageSelection() gives
+     {passage, start, end, text} with offsets in code points of the raw passage text, {error}, or null. */
   function passageSelection() {
     const api = window.ClaimAudit && window.ClaimAudit.passageSelection;
-    const theirs = typeof api === "function" ? api() : null;
-    if (theirs && theirs.start != null && theirs.end != null) {
-      const key = theirs.passageId ?? theirs.passage_id ?? theirs.passage;
-      const el = root.querySelector(`.passage-text[data-passage-id="${CSS.escape(String(key))}"]`) ||
-        root.querySelector(`.passage-text[data-passage-external-id="${CSS.escape(String(key))}"]`);
-      if (el) return { passage: el.dataset.passageId, start: theirs.start, end: theirs.end, text: theirs.text || "" };
-    }
-    const sel = window.getSelection();
-    if (!sel || !sel.rangeCount || sel.isCollapsed) return null;
-    const range = sel.getRangeAt(0);
-    const node = range.startContainer.nodeType === 1 ? range.startContainer : range.startContainer.parentElement;
-    const el = node && node.closest(".passage-text");
-    if (!el || !el.contains(range.endContainer)) return null;
-    const before = document.createRange();
-    before.selectNodeContents(el);
-    before.setEnd(range.startContainer, range.startOffset);
-    const start = before.toString().length, text = range.toString();
-    return { passage: el.dataset.passageId, start: start, end: start + text.length, text: text };
+    return typeof api === "function" ? api() : null;
   }
 
   function takeSelection(block) {
@@ -99,7 +82,7 @@
     const s = passageSelection();
     if (!form) return;
     const out = form.querySelector(".new-evidence");
-    if (!s) { out.textContent = "Select text in a passage first."; return; }
+    if (!s || s.error) { out.textContent = (s && s.error) || "Select text in a passage first."; return; }
     form.elements.passage.value = s.passage;
     form.elements.start.value = s.start;
     form.elements.end.value = s.end;

@@ -296,6 +296,7 @@ class AdjudicationViewTests(TestCase):
         self.assertIn(f"/adjudicate/export/{self.audit.id}/", html)
         self.assertIn("Close audit", html)
         self.assertIn("provisional", html)
+        self.assertIn(f"/adjudicate/{self.audit.id}/answers/{self.item.id}/history/", html)
 
 
 class QueryCountTests(TestCase):

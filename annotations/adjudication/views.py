@@ -1,7 +1,4 @@
-from functools import cache
-
 from django.contrib import messages
-from django.contrib.staticfiles import finders
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -12,12 +9,6 @@ from django.views.decorators.http import require_GET, require_POST
 from annotations.adjudication import export, selectors, services
 from audit import roles
 from audit.models import Audit, AuditAnswer, Verdict
-
-
-@cache
-def _has_evidence_js():
-    # The workspace's evidence.js (window.ClaimAudit.passageSelection) is reused when it is there.
-    return bool(finders.find("evidence.js"))
 
 
 @roles.adjudicator_required
@@ -56,8 +47,7 @@ def adjudicate(request, audit_id, item_id):
     ctx = {"item": item, "audit": item.audit, "current": current, "verdict_choices": Verdict.choices,
            "disputed": by_kind["disputed"], "review": by_kind["judge_review"], "agreed": by_kind["agreed"],
            "answer_segments": selectors.answer_segments(item.answer),
-           "passages": selectors.passage_segments(item.answer.passage_list, current),
-           "has_evidence_js": _has_evidence_js()}
+           "passages": selectors.passage_segments(item.answer.passage_list, current)}
     partial = request.htmx and request.htmx.target == "passages"
     return render(request, "adjudication/adjudicate.html#passages" if partial else "adjudication/adjudicate.html", ctx)
 
