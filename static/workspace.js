@@ -151,8 +151,7 @@
     if (help.open) return; // the dialog handles Escape itself
     if (ev.key === "Enter" && ev.shiftKey) {
       ev.preventDefault();
-      var form = document.getElementById("submit-box");
-      if (form) { say("Submitting…"); form.requestSubmit(); }
+      submitWhenSaved();
       return;
     }
     // Arrows keep scrolling the passages while that pane has focus.
@@ -163,8 +162,20 @@
     fn();
   });
 
+  // Submit only once every save in flight has landed, or the check would miss the latest change.
+  var inflight = 0;
+  function submitWhenSaved() {
+    var form = document.getElementById("submit-box");
+    if (!form) return;
+    say("Submitting…");
+    (function wait(tries) {
+      if (inflight > 0 && tries < 50) { setTimeout(function () { wait(tries + 1); }, 100); return; }
+      form.requestSubmit();
+    })(0);
+  }
+
   // ---- htmx: evidence parameters, error rows, stale responses, unsaved typing ----
-  var typed = null;
+  var typed = null, submitting = false;
   document.body.addEventListener("htmx:configRequest", function (ev) {
     var elt = ev.detail.elt;
     if (elt.hasAttribute("data-attach")) {
@@ -179,9 +190,9 @@
       ev.detail.parameters.end = sel.end;
       ev.detail.parameters.text = sel.text;
     }
-    if (elt.id === "submit-box") { ev.detail.parameters.seconds = pending; pending = 0; }
+    if (elt.id === "submit-box") { ev.detail.parameters.seconds = pending; pending = 0; submitting = true; }
   });
-  document.body.addEventListener("htmx:beforeRequest", function () { say("Saving…"); });
+  document.body.addEventListener("htmx:beforeRequest", function () { inflight++; say("Saving…"); });
   document.body.addEventListener("htmx:beforeSwap", function (ev) {
     var code = ev.detail.xhr.status, target = ev.detail.target;
     if (code === 400 || code === 409 || code === 422) { ev.detail.shouldSwap = true; ev.detail.isError = false; }
@@ -205,14 +216,21 @@
       typed = null;
     }
     refresh();
+    if (submitting) { // refused: take the annotator to the first claim that is not ready
+      submitting = false;
+      var first = document.querySelector("#submit-box [data-goto]");
+      if (first) select(first.getAttribute("data-goto"), { focus: true, scroll: true });
+    }
   });
   document.body.addEventListener("htmx:afterRequest", function (ev) {
+    inflight = Math.max(0, inflight - 1);
     var code = ev.detail.xhr ? ev.detail.xhr.status : 0;
     if (ev.detail.successful && code < 300) {
       say("Saved");
       if (ev.detail.elt.hasAttribute && ev.detail.elt.hasAttribute("data-attach")) window.ClaimAudit.clearPassageSelection();
     } else if (code === 409) say("Not saved: the answer is locked.", true);
-    else if (code === 400 || code === 422) say("Not saved: see the message.", true);
+    else if (code === 422) say("Not submitted: see the list below.", true);
+    else if (code === 400) say("Not saved: see the message.", true);
     else if (code) say("Not saved (error " + code + "). Try again.", true);
   });
   document.body.addEventListener("htmx:sendError", function () { say("Not saved: no connection. Try again.", true); });

@@ -5,14 +5,18 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.http import Http404
+from django.urls import reverse
 
 from annotations.models import Assignment, Label
 from audit.highlight import segments
 from audit.models import Audit, AuditStatus, Claim, Passage
 
 SUBMITTED = Assignment.Status.SUBMITTED
-FLAG_NAMES = [("not_atomic", "Not atomic"), ("needs_context", "Needs context to understand"),
-              ("true_not_in_passages", "True but not in the passages")]
+FLAG_NAMES = [  # key, short name, what it means
+    ("not_atomic", "Not atomic", "The claim bundles several assertions: one passage span cannot settle it."),
+    ("needs_context", "Needs context", "The claim cannot be understood without the rest of the answer."),
+    ("true_not_in_passages", "True, not in passages", "True in the world, but no passage says it."),
+]
 
 
 def annotator_audits(user):
@@ -65,6 +69,7 @@ class Row:
     label: Label | None
     passage: Passage | None  # the evidence passage, when there is one
     evidence_required: bool = True
+    assignment_id: int = 0
 
     @property
     def verdict(self):
@@ -77,7 +82,11 @@ class Row:
 
     @property
     def flags(self):
-        return [(key, name, bool(self.label and getattr(self.label, f"flag_{key}"))) for key, name in FLAG_NAMES]
+        return [(key, name, bool(self.label and getattr(self.label, f"flag_{key}"))) for key, name, _ in FLAG_NAMES]
+
+    @property
+    def url(self):  # computed once per row: the row's seven controls all post here
+        return reverse("workspace_label", args=[self.assignment_id, self.claim.pk])
 
     @property
     def blocks_submit(self):
@@ -131,8 +140,8 @@ def workspace(assignment):
     for lb in labels.values():
         lb.claim = claims_by_pk.get(lb.claim_id)
     required = assignment.audit_answer.audit.evidence_required
-    rows = [Row(c, labels.get(c.pk), by_pk.get(getattr(labels.get(c.pk), "evidence_passage_id", None)), required)
-            for c in claims]
+    rows = [Row(c, labels.get(c.pk), by_pk.get(getattr(labels.get(c.pk), "evidence_passage_id", None)), required,
+                assignment.pk) for c in claims]
     spans = [(c.span_start, c.span_end, c) for c in claims]
     return {"rows": rows, "answer_segments": segments(answer.text, spans),
             "passages": passage_blocks(passages, [lb for lb in labels.values() if lb.claim]),
@@ -144,7 +153,7 @@ def row(assignment, claim, label=None):
     if label is None:
         label = Label.objects.filter(assignment=assignment, claim=claim).select_related("evidence_passage").first()
     passage = label.evidence_passage if label and label.evidence_passage_id else None
-    return Row(claim, label, passage, assignment.audit_answer.audit.evidence_required)
+    return Row(claim, label, passage, assignment.audit_answer.audit.evidence_required, assignment.pk)
 
 
 def passages_with_marks(assignment, passage_ids):
@@ -170,6 +179,8 @@ def queue(user, audit_id):
                  .defer("audit_answer__answer__text", "audit_answer__answer__meta"))
     if not items:
         raise Http404("You have no answers in this audit.")
+    for item in items:
+        item.minutes = round(item.active_seconds / 60, 1)
     return audit, items
 
 

@@ -40,7 +40,7 @@ def _ctx(assignment, **extra):
     audit = assignment.audit_answer.audit
     locked = audit.is_closed or assignment.status == Assignment.Status.SUBMITTED
     return {"assignment": assignment, "audit": audit, "answer": assignment.audit_answer.answer,
-            "locked": locked, "verdicts": VERDICTS, **extra}
+            "locked": locked, "verdicts": VERDICTS, "flag_names": selectors.FLAG_NAMES, **extra}
 
 
 @owned("GET", "HEAD")
@@ -56,7 +56,7 @@ def _label_params(post):
     if "note" in post:
         kw["note"] = post["note"]
     if "flag" in post:
-        kw["flags"] = {post["flag"]: post.get("checked") == "1"}
+        kw["flags"] = {post["flag"]: "checked" in post}  # an unchecked checkbox sends nothing
     if post.get("evidence") == "clear":
         kw["evidence"] = None
     elif "passage" in post:
@@ -85,7 +85,7 @@ def label_save(request, a, claim_id):
 def answer_fields(request, a):
     kw = {"note": request.POST["note"]} if "note" in request.POST else {}
     if request.POST.get("field") == "omission":
-        kw["omission"] = request.POST.get("checked") == "1"
+        kw["omission"] = "checked" in request.POST
     status, error = 200, ""
     try:
         services.assignment_fields_save(a, user=request.user, **kw)
@@ -103,7 +103,10 @@ def submit(request, a):
             messages.error(request, f"Not submitted: {e}")
             return redirect("workspace", a.pk)
         status = 409 if isinstance(e, services.Refused) else 422
-        ctx = _ctx(a, error=str(e), problems=getattr(e, "problems", []))
+        grouped = {}
+        for claim, why in getattr(e, "problems", []):
+            grouped.setdefault(why, []).append(claim)
+        ctx = _ctx(a, error=str(e), problems=list(grouped.items()))
         return render(request, f"{PAGE}#submit_box", ctx, status=status)
     nxt = selectors.progress(a)["next_open_id"]
     url = reverse("workspace", args=[nxt]) if nxt else reverse("queue", args=[a.audit_answer.audit_id])

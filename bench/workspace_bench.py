@@ -1,0 +1,114 @@
+"""Times the annotation workspace through the Django test client (full middleware stack, in process):
+the page and the label save, over an answer with 20 claims and 10 passages of 300 words, and counts
+the bytes of a first visit (HTML + CSS + JS including htmx), raw and gzipped. Throwaway SQLite file.
+
+    DEBUG=true .venv/bin/python bench/workspace_bench.py [REQUESTS]
+"""
+
+import gzip
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+DB = Path("/tmp/workspace_bench.sqlite3")
+os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
+os.environ["ALLOWED_HOSTS"] = "testserver"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import django  # noqa: E402
+
+django.setup()
+
+import random  # noqa: E402
+
+from django.conf import settings  # noqa: E402
+from django.contrib.staticfiles import finders  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import setup_test_environment  # noqa: E402
+
+VERDICTS = ["supported", "contradicted", "unsupported", "non_assertive"]
+WORDS = ["the", "service", "limit", "request", "minute", "passage", "region", "account", "billing", "plan",
+         "quota", "retry", "error", "window"]
+
+
+class NoMigrations(dict):
+    """Create tables straight from the models (the lead regenerates migrations separately)."""
+
+    def __contains__(self, item):
+        return True
+
+    def __getitem__(self, item):
+        return None
+
+
+def build():
+    from tests.factories import make_user
+    from tests.workspace_helpers import make_assigned_audit
+
+    rng = random.Random(5)
+    ann, other = make_user("ann", "annotator"), make_user("other", "annotator")
+    _, mine = make_assigned_audit(ann, other, n_answers=5, n_claims=20, n_passages=10)
+    a = mine[0]
+    for p in a.audit_answer.answer.passages.all():
+        p.text = " ".join(rng.choice(WORDS) for _ in range(300))
+        p.save()
+    return ann, a
+
+
+def timed(n, fn):
+    out = []
+    for i in range(n):
+        t = time.perf_counter()
+        r = fn(i)
+        out.append((time.perf_counter() - t) * 1000)
+        assert r.status_code == 200, r.content[:300]
+    out.sort()
+    return statistics.median(out), out[int(len(out) * 0.95) - 1]
+
+
+def first_visit_bytes(html):
+    assets = re.findall(r'(?:href|src)="/static/([^"]+\.(?:css|js))"', html)
+    files = {name: Path(finders.find(name)).read_bytes() for name in assets}
+    raw = len(html.encode()) + sum(len(b) for b in files.values())
+    gz = len(gzip.compress(html.encode())) + sum(len(gzip.compress(b)) for b in files.values())
+    return raw, gz, sorted(files)
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    DB.unlink(missing_ok=True)
+    settings.MIGRATION_MODULES = NoMigrations()
+    call_command("migrate", run_syncdb=True, verbosity=0)
+    setup_test_environment()
+    ann, a = build()
+    claims = list(a.audit_answer.answer.claims.order_by("position"))
+    client = Client()
+    client.force_login(ann)
+    page_url = f"/label/{a.pk}/"
+    for _ in range(5):
+        client.get(page_url)  # warm templates and connections
+
+    def save(i):  # every request changes a verdict, so each one writes a label and a history row
+        claim = claims[i % len(claims)]
+        verdict = VERDICTS[(i // len(claims) + 1) % len(VERDICTS)]
+        return client.post(f"/label/{a.pk}/claim/{claim.pk}/", {"verdict": verdict}, headers={"HX-Request": "true"})
+
+    page = timed(n, lambda i: client.get(page_url))
+    saves = timed(n, save)
+    html = client.get(page_url).content.decode()
+    raw, gz, assets = first_visit_bytes(html)
+    print(f"workspace bench: {n} requests each, 20 claims, 10 passages x 300 words, SQLite {DB}")
+    print(f"  workspace page   median {page[0]:6.2f} ms   p95 {page[1]:6.2f} ms   (target median < 40 ms)")
+    print(f"  label save       median {saves[0]:6.2f} ms   p95 {saves[1]:6.2f} ms   (target median < 15 ms)")
+    print(f"  first visit      {raw / 1024:6.1f} KB raw, {gz / 1024:5.1f} KB gzipped   (target < 150 KB)")
+    print(f"                   HTML {len(html.encode()) / 1024:.1f} KB + {', '.join(assets)}")
+    DB.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()

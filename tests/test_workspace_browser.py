@@ -1,0 +1,161 @@
+"""The workspace in real headless Chromium, driven by the keyboard."""
+
+import time
+
+import pytest
+
+from annotations.models import Assignment, Label
+from tests.factories import make_user
+from tests.workspace_helpers import annotators, make_assigned_audit
+
+pytestmark = pytest.mark.browser
+
+SELECT_IN_PASSAGE = """([position, needle]) => {
+  const el = document.querySelectorAll('[data-passage]')[position];
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const i = n.data.indexOf(needle);
+    if (i >= 0) {
+      const r = document.createRange();
+      r.setStart(n, i); r.setEnd(n, i + needle.length);
+      getSelection().removeAllRanges(); getSelection().addRange(r);
+      return true;
+    }
+  }
+  return false;
+}"""
+
+
+def pressed(page, claim, verdict):
+    page.wait_for_selector(f'#claim-{claim.pk} button[value={verdict}][aria-pressed="true"]')
+
+
+def test_it_labels_an_answer_with_the_keyboard_only(live_server, page, login, transactional_db):
+    ann, other = annotators()
+    audit, mine = make_assigned_audit(ann, other, n_answers=2, n_claims=4, n_passages=3)
+    claims = list(mine[0].audit_answer.answer.claims.order_by("position"))
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/queue/{audit.pk}/")
+    page.focus("#label-next")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{live_server.url}/label/{mine[0].pk}/")
+    assert page.locator("text=answer 1 of 2").is_visible()
+    assert page.evaluate("document.activeElement.id") == f"claim-{claims[0].pk}"
+
+    page.keyboard.press("1")
+    pressed(page, claims[0], "supported")
+    assert page.evaluate(SELECT_IN_PASSAGE, [1, "Paris is the capital of France"])
+    page.keyboard.press("e")
+    page.wait_for_selector(f'[data-passage] mark.evidence[data-claims="{claims[0].pk}"]')
+    assert page.locator(f"#claim-{claims[0].pk} blockquote").inner_text() == "Paris is the capital of France"
+
+    page.keyboard.press("j")
+    page.keyboard.press("2")
+    pressed(page, claims[1], "contradicted")
+    assert page.locator(f"#claim-{claims[1].pk} .ev-warn").is_visible()  # evidence or a note is needed
+    page.keyboard.press("n")
+    page.keyboard.type("1j passage 2 says Lyon")  # shortcuts pause while typing
+    page.keyboard.press("Escape")
+    page.wait_for_selector(f"#claim-{claims[1].pk}:not(:has(.ev-warn))")
+    pressed(page, claims[1], "contradicted")
+
+    for claim, key, verdict in [(claims[2], "3", "unsupported"), (claims[3], "4", "non_assertive")]:
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press(key)
+        pressed(page, claim, verdict)
+    page.keyboard.press("k")
+    assert page.evaluate("document.activeElement.id") == f"claim-{claims[2].pk}"
+
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_url(f"{live_server.url}/label/{mine[1].pk}/")
+    assert page.locator("text=answer 2 of 2").is_visible()
+
+    labels = {lb.claim_id: lb for lb in Label.objects.filter(assignment=mine[0])}
+    assert [labels[c.pk].verdict for c in claims] == ["supported", "contradicted", "unsupported", "non_assertive"]
+    assert labels[claims[0].pk].evidence_text == "Paris is the capital of France"
+    assert labels[claims[1].pk].note == "1j passage 2 says Lyon"
+    mine[0].refresh_from_db()
+    assert mine[0].status == Assignment.Status.SUBMITTED
+
+    page.keyboard.press("[")  # back to the submitted answer, then reload: everything is still there
+    page.wait_for_url(f"{live_server.url}/label/{mine[0].pk}/")
+    page.reload()
+    pressed(page, claims[0], "supported")
+    pressed(page, claims[3], "non_assertive")
+    assert page.locator(f'mark.evidence[data-claims="{claims[0].pk}"]').inner_text() == "Paris is the capital of France"
+    assert page.locator(f"#c{claims[1].pk}-note").input_value() == "1j passage 2 says Lyon"
+    assert page.locator("text=read-only").is_visible()
+    assert page.js_errors == []
+
+
+def test_it_shows_shortcuts_records_time_and_blocks_keys_while_typing(live_server, page, login, transactional_db):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=2, n_claims=2)
+    claim = mine[0].audit_answer.answer.claims.order_by("position").first()
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    page.keyboard.press("?")
+    assert page.locator("dialog#shortcuts").is_visible()
+    page.keyboard.press("Escape")
+    assert not page.locator("dialog#shortcuts").is_visible()
+    page.keyboard.press("n")
+    page.keyboard.type("123")
+    assert page.locator(f"#claim-{claim.pk}").get_attribute("data-verdict") == ""
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#save-status:text('Saved')")
+    page.keyboard.press("e")  # nothing selected: a clear message, no request
+    assert "Select the evidence text" in page.locator("#save-status").inner_text()
+    for i in range(4):  # activity while the tab is visible and focused counts as time on task
+        page.mouse.move(100 + i * 20, 300)
+        time.sleep(0.8)
+    page.keyboard.press("]")  # leaving the page sends the pending seconds
+    page.wait_for_url(f"{live_server.url}/label/{mine[1].pk}/")
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        mine[0].refresh_from_db()
+        if mine[0].active_seconds:
+            break
+        time.sleep(0.1)
+    assert 2 <= mine[0].active_seconds <= 10
+    assert Label.objects.get(assignment=mine[0], claim=claim).note == "123"
+    assert page.js_errors == []
+
+
+def test_it_runs_no_script_from_answer_or_passage_text(live_server, page, login, transactional_db):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=1)
+    answer = mine[0].audit_answer.answer
+    answer.question = "<script>window.pwned=1</script>Where?"
+    answer.text = '<img src=x onerror="window.pwned=2;document.title=\'pwned\'"> Paris.'
+    answer.save()
+    answer.claims.update(text='<img src=x onerror="window.pwned=3">')
+    answer.passages.update(text="<script>document.title='pwned'</script><b onmouseover=alert(1)>x</b>")
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    page.wait_for_selector("#claims")
+    page.mouse.move(900, 300)
+    assert page.evaluate("window.pwned") is None
+    assert "pwned" not in page.title()
+    assert page.locator(".question").inner_text().startswith("<script>window.pwned=1</script>")
+    assert page.locator("[data-passage]").first.inner_text().startswith("<script>document.title")
+    assert page.locator("img").count() == 0
+
+
+def test_it_fits_three_scrolling_panes_in_1280x800(live_server, page, login, transactional_db):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=40, n_passages=20)
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    boxes = [page.locator(".pane").nth(i).bounding_box() for i in range(3)]
+    assert boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"]
+    assert all(b["y"] + b["height"] <= 800 for b in boxes)
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= 800  # the page itself does not scroll
+    page.locator(".passages-pane").evaluate("el => el.scrollTop = el.scrollHeight")
+    assert page.locator(".passages-pane").evaluate("el => el.scrollTop") > 0
+    assert page.locator(".claims-pane").evaluate("el => el.scrollTop") == 0
+    for _ in range(39):
+        page.keyboard.press("j")
+    last = mine[0].audit_answer.answer.claims.order_by("position").last()
+    assert page.locator(f"#claim-{last.pk}").is_visible()
+    assert page.locator(f"#claim-{last.pk}").evaluate("el => el.classList.contains('current')")
+    assert page.locator(f'.claim-span[data-claim="{last.pk}"]').evaluate("el => el.classList.contains('lit')")
