@@ -345,3 +345,18 @@ class QueryCountTests(TestCase):
             return f"/adjudicate/{audit.id}/answers/{item.id}/claims/{claim.id}/"
         n = self.counts(url, verdict="unsupported", evidence="none", reason="because", version="0")
         self.assertEqual(n, 20)
+
+    def test_it_keeps_history_page_queries_constant(self):
+        lead = make_user("lead", "lead")
+        self.client.force_login(lead)
+        audit = build_audit(self.a, self.b, n_answers=1, n_claims=3)
+        submit_all(audit)
+        item = AuditAnswer.objects.get(audit=audit)
+        url = f"/adjudicate/{audit.id}/answers/{item.id}/history/"
+        with self.assertNumQueries(5):  # session, user, groups, item, events
+            self.client.get(url)
+        for claim in Claim.objects.filter(answer=item.answer):
+            services.gold_adjudicate(audit, claim, user=self.adj, verdict="unsupported", reason="r",
+                                     expected_version=GoldLabel.objects.filter(claim=claim).count())
+        with self.assertNumQueries(5):
+            self.assertContains(self.client.get(url), "Gold label: adjudicated", count=3)

@@ -94,6 +94,8 @@ def _fill(item, assignments, now):
         assignment.status, assignment.is_demo, assignment.active_seconds = Assignment.Status.SUBMITTED, True, seconds
         assignment.started_at, assignment.submitted_at = now - timedelta(seconds=seconds), now
         assignment.save()
-        history.record(item.audit, kind="assignment", action="demo_submitted", user=assignment.annotator,
-                       answer=answer, new={"slot": slot, "claims": len(claims), "active_seconds": seconds},
+        # No user: nobody did this; the annotator the demo labels stand for is named in the new value.
+        history.record(item.audit, kind="assignment", action="demo_submitted", answer=answer,
+                       new={"slot": slot, "annotator": assignment.annotator.username, "claims": len(claims),
+                            "active_seconds": seconds},
                        reason="Demo labels derived from RAGTruth human spans.")
