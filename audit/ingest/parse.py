@@ -189,8 +189,13 @@ def _csv_object(row, line):
     return obj, errors
 
 
-def _text(obj, key, line, field, lim, errors, *, required=True, allow_empty=False, max_chars=None):
+def _text(obj, key, line, where, lim, errors, *, required=True, allow_empty=False, max_chars=None):
+    """The string at obj[key], or "" with an error naming `where.key`. The fast path builds no names."""
     value = obj.get(key)
+    if (type(value) is str and (allow_empty or (value and not value.isspace()))
+            and len(value) <= (max_chars or lim["chars"]) and "\x00" not in value):
+        return value
+    field = f"{where}.{key}" if where else key
     if value is None:
         if required:
             errors.append(RecordError(line, field, "missing"))
@@ -227,9 +232,9 @@ def normalise(obj, line, lim):
         return None, [RecordError(line, "", f"must be a JSON object, got {type(obj).__name__}")]
     errors = []
     rec = {
-        "id": _text(obj, "id", line, "id", lim, errors, max_chars=200),
-        "question": _text(obj, "question", line, "question", lim, errors),
-        "answer": _text(obj, "answer", line, "answer", lim, errors),
+        "id": _text(obj, "id", line, "", lim, errors, max_chars=200),
+        "question": _text(obj, "question", line, "", lim, errors),
+        "answer": _text(obj, "answer", line, "", lim, errors),
         "created_at": _created_at(obj.get("created_at"), line, errors),
     }
     meta = obj.get("meta")
@@ -250,16 +255,32 @@ def normalise(obj, line, lim):
     rec["claims"] = _claims(_list(obj, "claims", line, lim["claims"], errors), ids, line, lim, errors)
     if errors:
         return None, errors
-    canonical = json.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # ASCII-only canonical JSON: twice as fast to encode as ensure_ascii=False, and just as canonical.
+    canonical = json.dumps(rec, sort_keys=True, separators=(",", ":"))
     if len(canonical) > lim["meta_chars"] and _meta_too_big(rec, lim):
         return None, [RecordError(line, "meta", f"too large (limit {lim['meta_chars']:,} characters as JSON)")]
-    if "\\u0000" in canonical:  # only meta can still hold one: the text fields were checked
+    if "\\u0000" in canonical and _has_nul(rec["meta"]):  # the text fields were checked already
         return None, [RecordError(line, "meta", "contains a NUL character, which the database cannot store")]
-    try:
-        rec["hash"] = hashlib.sha256(canonical.encode()).hexdigest()
-    except UnicodeEncodeError as e:
-        return None, [RecordError(line, "", f"contains an unpaired surrogate ({canonical[e.start]!r})")]
+    if "\\ud" in canonical and _has_lone_surrogate(rec):  # \ud8xx-\udfxx: an emoji, or a broken escape
+        return None, [RecordError(line, "", "contains an unpaired surrogate escape (\\ud800-\\udfff), not text")]
+    rec["hash"] = hashlib.sha256(canonical.encode()).hexdigest()
     return rec, []
+
+
+def _has_nul(value):
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    return isinstance(value, list) and any(_has_nul(v) for v in value)
+
+
+def _has_lone_surrogate(rec):
+    try:
+        json.dumps(rec, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _meta_too_big(rec, lim):
@@ -288,15 +309,15 @@ def _passages(items, line, lim, errors):
         if not isinstance(p, dict):
             errors.append(RecordError(line, field, f"must be an object, got {type(p).__name__}"))
             continue
-        for key in sorted(p.keys() - PASSAGE_FIELDS):
-            errors.append(RecordError(line, f"{field}.{key}", "unknown field (allowed: id, source, text)"))
-        pid = _text(p, "id", line, f"{field}.id", lim, errors, max_chars=200)
+        if not p.keys() <= PASSAGE_FIELDS:
+            for key in sorted(p.keys() - PASSAGE_FIELDS):
+                errors.append(RecordError(line, f"{field}.{key}", "unknown field (allowed: id, source, text)"))
+        pid = _text(p, "id", line, field, lim, errors, max_chars=200)
         if pid in seen:
             errors.append(RecordError(line, f"{field}.id", f"duplicate passage id {pid!r}"))
         seen.add(pid)
-        source = _text(p, "source", line, f"{field}.source", lim, errors, required=False, allow_empty=True,
-                       max_chars=500)
-        text = _text(p, "text", line, f"{field}.text", lim, errors, allow_empty=True)
+        source = _text(p, "source", line, field, lim, errors, required=False, allow_empty=True, max_chars=500)
+        text = _text(p, "text", line, field, lim, errors, allow_empty=True)
         out.append({"id": pid, "source": source, "text": text})
     return out
 
@@ -308,16 +329,17 @@ def _claims(items, passage_ids, line, lim, errors):
         if not isinstance(c, dict):
             errors.append(RecordError(line, field, f"must be an object, got {type(c).__name__}"))
             continue
-        for key in sorted(c.keys() - CLAIM_FIELDS):
-            errors.append(RecordError(line, f"{field}.{key}", "unknown field (allowed: " + ", ".join(
-                sorted(CLAIM_FIELDS)) + ")"))
-        claim = {"text": _text(c, "text", line, f"{field}.text", lim, errors)}
+        if not c.keys() <= CLAIM_FIELDS:
+            for key in sorted(c.keys() - CLAIM_FIELDS):
+                errors.append(RecordError(line, f"{field}.{key}", "unknown field (allowed: " + ", ".join(
+                    sorted(CLAIM_FIELDS)) + ")"))
+        claim = {"text": _text(c, "text", line, field, lim, errors)}
         verdict = c.get("verdict")
         if verdict is not None and verdict not in VERDICTS:
             errors.append(RecordError(line, f"{field}.verdict", f"{verdict!r} is not one of {', '.join(VERDICTS)}"))
         claim["verdict"] = verdict
         for key in ("evidence", "passage_id", "reason"):
-            claim[key] = _text(c, key, line, f"{field}.{key}", lim, errors, required=False, allow_empty=True)
+            claim[key] = _text(c, key, line, field, lim, errors, required=False, allow_empty=True)
         if claim["passage_id"] and claim["passage_id"] not in passage_ids:
             errors.append(RecordError(line, f"{field}.passage_id",
                                       f"{claim['passage_id']!r} is not among this answer's passage ids"))

@@ -15,15 +15,19 @@ def normalise_ws(text):
     return " ".join((text or "").split())
 
 
-def evidence_guard(verdict, evidence, passage_text):
+def evidence_guard(verdict, evidence, passage_text, *, normalised=False):
     """Return (scored_verdict, guard_passed).
 
     guard_passed is None for verdicts that need no evidence (unsupported, non_assertive): they are
     scored as given. For supported/contradicted it is True when the whitespace-normalised evidence is
     non-empty and occurs in the whitespace-normalised passage text (None passage = not found).
+    normalised=True says passage_text is already normalise_ws(...): callers checking many claims
+    against the same passage normalise it once.
     """
     if verdict not in NEEDS_EVIDENCE:
         return verdict, None
     quote = normalise_ws(evidence)
-    passed = bool(quote) and passage_text is not None and quote in normalise_ws(passage_text)
+    if passage_text is None or not quote:
+        return Verdict.UNSUPPORTED.value, False
+    passed = quote in (passage_text if normalised else normalise_ws(passage_text))
     return (verdict if passed else Verdict.UNSUPPORTED.value), passed
