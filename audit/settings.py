@@ -201,6 +201,11 @@ JUDGE_PRICES = {
     "claude-haiku-5-5": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_read": 0.1},
 }
 
+# Adjudication and export.
+ADJUDICATOR_MAY_ADJUDICATE_OWN = envbool("ADJUDICATOR_MAY_ADJUDICATE_OWN", False)
+# Salt of the pseudonymous annotator ids in exports; changing it changes every pseudonym.
+EXPORT_PSEUDONYM_SALT = os.environ.get("EXPORT_PSEUDONYM_SALT", "claim-audit-annotator-v1")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
