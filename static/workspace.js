@@ -176,8 +176,14 @@
 
   // ---- htmx: evidence parameters, error rows, stale responses, unsaved typing ----
   var typed = null, submitting = false;
+  var sentNotes = {}; // a note goes out once per value, whichever trigger (typing pause, leaving) fires first
   document.body.addEventListener("htmx:configRequest", function (ev) {
     var elt = ev.detail.elt;
+    if (elt.tagName === "TEXTAREA") {
+      var last = elt.id in sentNotes ? sentNotes[elt.id] : elt.defaultValue;
+      if (elt.value === last) { ev.preventDefault(); return; }
+      sentNotes[elt.id] = elt.value;
+    }
     if (elt.hasAttribute("data-attach")) {
       var sel = window.ClaimAudit.passageSelection();
       if (!sel || sel.error) {
@@ -233,7 +239,11 @@
     else if (code === 400) say("Not saved: see the message.", true);
     else if (code) say("Not saved (error " + code + "). Try again.", true);
   });
-  document.body.addEventListener("htmx:sendError", function () { say("Not saved: no connection. Try again.", true); });
+  document.body.addEventListener("htmx:responseError", function (ev) { delete sentNotes[ev.detail.elt.id]; });
+  document.body.addEventListener("htmx:sendError", function (ev) {
+    delete sentNotes[ev.detail.elt.id];
+    say("Not saved: no connection. Try again.", true);
+  });
 
   // ---- time on task: visible, focused, and some activity in the last minute ----
   var timeUrl = root.getAttribute("data-time-url");

@@ -1,9 +1,11 @@
 """The annotation workspace through the Django test client: saving, submitting, time, reopening."""
 
+import threading
 from datetime import timedelta
-from unittest import mock
+from unittest import mock, skipUnless
 
-from django.test import TestCase
+from django.db import connection, connections
+from django.test import TestCase, TransactionTestCase
 from django.utils import timezone
 
 from annotations.models import Assignment, HistoryEvent, Label
@@ -265,3 +267,33 @@ class TimeTests(WorkspaceTestCase):
             self.client.post(self.url(what="time/"), {"seconds": 120})
         self.a.refresh_from_db()
         self.assertLessEqual(self.a.active_seconds, 2 * services.MAX_TIME_INCREMENT + 1)
+
+
+@skipUnless(connection.vendor == "postgresql", "in-memory SQLite cannot share writes across threads")
+class ConcurrencyTests(TransactionTestCase):
+    def test_it_keeps_one_label_when_two_tabs_save_at_once(self):
+        ann, other = annotators()
+        _, mine = make_assigned_audit(ann, other, n_answers=1)
+        a = Assignment.objects.select_related("audit_answer__audit", "audit_answer__answer").get(pk=mine[0].pk)
+        claim = a.audit_answer.answer.claims.first()
+        barrier, errors = threading.Barrier(6), []
+
+        def tab(i):
+            try:
+                barrier.wait()
+                services.claim_label_save(a, claim, user=ann, verdict="supported" if i % 2 else "unsupported")
+            except Exception as e:  # noqa: BLE001 - any failure fails the test below
+                errors.append(e)
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=tab, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        label = Label.objects.get(assignment=a, claim=claim)
+        events = HistoryEvent.objects.filter(kind="label").count()
+        self.assertEqual(label.version, events)  # every recorded change bumped the version exactly once
+        self.assertGreaterEqual(events, 1)

@@ -26,6 +26,14 @@ SELECT_IN_PASSAGE = """([position, needle]) => {
 }"""
 
 
+def console_errors(page):
+    """Console errors, which is where Chromium reports Content-Security-Policy violations."""
+    errors = []
+    page.on("console", lambda msg: errors.append((msg.text, msg.location.get("url")))
+            if msg.type == "error" and "favicon" not in msg.location.get("url", "") else None)
+    return errors
+
+
 def pressed(page, claim, verdict):
     page.wait_for_selector(f'#claim-{claim.pk} button[value={verdict}][aria-pressed="true"]')
 
@@ -34,6 +42,7 @@ def test_it_labels_an_answer_with_the_keyboard_only(live_server, page, login, tr
     ann, other = annotators()
     audit, mine = make_assigned_audit(ann, other, n_answers=2, n_claims=4, n_passages=3)
     claims = list(mine[0].audit_answer.answer.claims.order_by("position"))
+    console = console_errors(page)
     login(page, ann)
     page.goto(f"{live_server.url}/label/queue/{audit.pk}/")
     page.focus("#label-next")
@@ -86,6 +95,7 @@ def test_it_labels_an_answer_with_the_keyboard_only(live_server, page, login, tr
     assert page.locator(f"#c{claims[1].pk}-note").input_value() == "1j passage 2 says Lyon"
     assert page.locator("text=read-only").is_visible()
     assert page.js_errors == []
+    assert console == []
 
 
 def test_it_shows_shortcuts_records_time_and_blocks_keys_while_typing(live_server, page, login, transactional_db):
@@ -130,6 +140,7 @@ def test_it_runs_no_script_from_answer_or_passage_text(live_server, page, login,
     answer.save()
     answer.claims.update(text='<img src=x onerror="window.pwned=3">')
     answer.passages.update(text="<script>document.title='pwned'</script><b onmouseover=alert(1)>x</b>")
+    console = console_errors(page)
     login(page, ann)
     page.goto(f"{live_server.url}/label/{mine[0].pk}/")
     page.wait_for_selector("#claims")
@@ -139,6 +150,7 @@ def test_it_runs_no_script_from_answer_or_passage_text(live_server, page, login,
     assert page.locator(".question").inner_text().startswith("<script>window.pwned=1</script>")
     assert page.locator("[data-passage]").first.inner_text().startswith("<script>document.title")
     assert page.locator("img").count() == 0
+    assert console == []  # and no inline script or style was even attempted (CSP would report it)
 
 
 def test_it_fits_three_scrolling_panes_in_1280x800(live_server, page, login, transactional_db):
