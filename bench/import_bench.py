@@ -18,10 +18,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 DB = Path("/tmp/import_bench.sqlite3")
 DATA = Path("/tmp/import_bench.jsonl")
-os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
+# BENCH_DATABASE_URL: a throwaway PostgreSQL database you created (it is migrated and filled), else SQLite.
+os.environ["DATABASE_URL"] = os.environ.get("BENCH_DATABASE_URL") or f"sqlite:///{DB}"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
 
-WORDS = ["the", "a", "of", "to", "and", "in", "is", "for", "on", "with", "as", "by", "at", "from", "that", "this", "it", "be", "are", "was", "api", "user", "request", "server", "cache", "token", "limit", "error", "retry", "timeout", "database", "index", "query", "page", "answer", "passage", "claim", "audit", "model", "release", "version", "support", "account", "billing", "invoice", "region", "cluster", "node", "deploy", "config", "value"]
+WORDS = ["the", "a", "of", "to", "and", "in", "is", "for", "on", "with", "as", "by", "at", "from", "that",
+         "this", "it", "be", "are", "was", "api", "user", "request", "server", "cache", "token", "limit",
+         "error", "retry", "timeout", "database", "index", "query", "page", "answer", "passage", "claim",
+         "audit", "model", "release", "version", "support", "account", "billing", "invoice", "region",
+         "cluster", "node", "deploy", "config", "value"]
 
 
 def generate(n, claims, verdicts, path):
@@ -65,6 +70,7 @@ def main():
     for p in (DB, Path(f"{DB}-wal"), Path(f"{DB}-shm")):
         p.unlink(missing_ok=True)
     call_command("migrate", verbosity=0)
+    call_command("flush", interactive=False, verbosity=0)  # a reused throwaway PostgreSQL database
 
     t0, cpu0 = time.perf_counter(), time.process_time()
     with DATA.open("rb") as f:
