@@ -134,6 +134,19 @@ class ImportSuccessTests(TestCase):
         self.assertEqual(Answer.objects.get().text, rec(1)["answer"])
         self.assertEqual(counts(), before)
 
+    def test_it_keeps_unicode_and_literal_escapes(self):
+        text = "Caf\u00e9 \U0001F600 and a literal \\u0000 in code"  # emoji: a surrogate pair when escaped
+        data = b"\xef\xbb\xbf" + jsonl(rec(1, answer=text, meta={"note": "\\ud800 literal"}))  # with a BOM
+        batch = run(data)
+        self.assertEqual(batch.status, "done", batch.errors)
+        a = Answer.objects.get()
+        self.assertEqual((a.text, a.meta["note"]), (text, "\\ud800 literal"))
+
+    def test_it_numbers_csv_records_by_their_first_line(self):
+        data = (b'id,question,answer,passages\na1,q,"two\nlines",[]\na2,q,,[]\n')
+        batch = run(data, file_name="a.csv")
+        self.assertEqual(batch.errors, [{"line": 4, "field": "answer", "message": "empty"}])
+
     def test_it_reports_progress(self):
         seen = []
         run(jsonl(rec(1), rec(2)), progress=lambda b, n: seen.append((b, n)))
@@ -219,6 +232,10 @@ class BadInputTests(TestCase):
         self.assertFails(jsonl(rec(1, meta={"x": "a\x00"})), 1, "meta", "NUL")
         self.assertFails(jsonl(b'{"id": "a1", "question": "q", "answer": "a", "passages": [], "meta": {"t": NaN}}'),
                          1, "", "NaN is not allowed")
+
+    def test_it_rejects_unpaired_surrogates(self):
+        self.assertFails(jsonl(b'{"id": "a1", "question": "q", "answer": "bad \\ud800", "passages": []}'), 1, "",
+                         "unpaired surrogate")
 
     def test_it_rejects_an_empty_file(self):
         self.assertFails(b"\n\n", 0, "file", "no records")

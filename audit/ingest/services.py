@@ -86,7 +86,7 @@ def answers_import(fileobj, *, dataset_name, file_name, user=None, update=False,
         errors.append(RecordError(batch.lines, "id", "an answer to update has labels or history: not replaced"))
     except DatabaseError as e:
         errors.append(RecordError(batch.lines, "", f"the database refused the batch ending here: {e}"))
-    return _failed(batch, errors, reader.sha.hexdigest() if complete else "")
+    return _failed(batch, errors, reader.sha.hexdigest() if complete and reader.bytes_read else "")
 
 
 def _check_names(dataset_name, judge_name):
