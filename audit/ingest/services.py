@@ -12,7 +12,8 @@ from django.db import DatabaseError, reset_queries, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
-from audit.ingest.parse import CountingReader, RecordError, read_records
+from audit.ingest.parse import RecordError
+from audit.ingest.read import CountingReader, read_records
 from audit.ingest.write import BatchWriter
 from audit.models import Dataset, ImportBatch, JudgeVersion
 

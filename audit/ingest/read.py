@@ -1,0 +1,157 @@
+"""Streaming reading of answer files (JSONL or CSV), one record at a time, bounded memory.
+
+`read_records(reader, file_name)` yields `(line, record, errors)`: `record` is the normalised dict (see
+parse.normalise) or None when `errors` (a list of RecordError) is not empty. File-level problems
+(unsupported type, bad header) come as a single item with line 0 / 1 and no record.
+"""
+import csv
+import hashlib
+import io
+import json
+
+from audit.ingest.parse import REQUIRED, RecordError, limits, normalise
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+CSV_SUFFIXES = (".csv",)
+
+
+class CountingReader(io.RawIOBase):
+    """Wraps a binary file: counts the bytes read (for the progress bar) and hashes them (file sha256)."""
+
+    def __init__(self, raw):
+        self.raw, self.bytes_read, self.sha = raw, 0, hashlib.sha256()
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        data = self.raw.read(len(buf))
+        n = len(data)
+        buf[:n] = data
+        self.bytes_read += n
+        self.sha.update(data)
+        return n
+
+
+def file_kind(file_name):
+    name = (file_name or "").lower()
+    if name.endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
+    return None
+
+
+def read_records(reader, file_name):
+    """Yield (line, record_or_None, errors) from a CountingReader (or any buffered binary file)."""
+    kind = file_kind(file_name)
+    if kind is None:
+        yield 0, None, [RecordError(0, "file", f"unsupported file type {file_name!r}: use .jsonl or .csv")]
+        return
+    lim = limits()
+    stream = io.BufferedReader(reader, 1 << 20) if isinstance(reader, CountingReader) else reader
+    yield from (_jsonl(stream, lim) if kind == "jsonl" else _csv(stream, lim))
+
+
+def _jsonl(stream, lim):
+    line = 0
+    while True:
+        raw = stream.readline(lim["line_bytes"] + 1)
+        if not raw:
+            return
+        line += 1
+        if len(raw) > lim["line_bytes"] and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # skip the rest of the oversized line
+                raw = stream.readline(1 << 20)
+            yield line, None, [RecordError(line, "", f"line longer than {lim['line_bytes']:,} bytes")]
+            continue
+        try:
+            text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            yield line, None, [RecordError(line, "", f"not valid UTF-8 (byte {e.start + 1} of the line)")]
+            continue
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as e:
+            msg = getattr(e, "msg", str(e) or "too deeply nested")
+            yield line, None, [RecordError(line, "", f"malformed JSON: {msg} (column {getattr(e, 'colno', '?')})")]
+            continue
+        yield (line, *normalise(obj, line, lim))
+
+
+class _StopLine(Exception):
+    def __init__(self, error):
+        self.error = error
+
+
+def _csv_lines(stream, lim, counter):
+    """Decode line by line, so an encoding error names its line (a TextIOWrapper decodes whole chunks)."""
+    while raw := stream.readline(lim["line_bytes"] + 1):
+        counter[0] += 1
+        if len(raw) > lim["line_bytes"] and not raw.endswith(b"\n"):
+            raise _StopLine(RecordError(counter[0], "", f"line longer than {lim['line_bytes']:,} bytes"))
+        try:
+            yield raw.decode("utf-8-sig" if counter[0] == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            raise _StopLine(RecordError(counter[0], "", f"not valid UTF-8 (byte {e.start + 1} of the line)"))
+
+
+def _csv(stream, lim):
+    csv.field_size_limit(max(lim["line_bytes"], 1 << 20))
+    counter = [0]  # physical lines read so far
+    reader = csv.reader(_csv_lines(stream, lim, counter))
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        missing = [c for c in REQUIRED if c not in header]
+        if missing:
+            yield 1, None, [RecordError(1, c, "missing column in the CSV header") for c in missing]
+            return
+        dupes = {c for c in header if header.count(c) > 1}
+        if dupes:
+            yield 1, None, [RecordError(1, c, "column appears twice in the CSV header") for c in sorted(dupes)]
+            return
+        while True:
+            line = counter[0] + 1  # a quoted cell may span lines: the record starts here
+            row = next(reader, None)
+            if row is None:
+                return
+            if not any(row):
+                continue
+            if len(row) != len(header):
+                yield line, None, [RecordError(line, "", f"{len(row)} cells, the header has {len(header)}")]
+                continue
+            obj, errors = _csv_object(dict(zip(header, row, strict=True)), line)
+            yield (line, None, errors) if errors else (line, *normalise(obj, line, lim))
+    except _StopLine as stop:
+        yield stop.error.line, None, [stop.error]
+    except csv.Error as e:
+        yield counter[0], None, [RecordError(counter[0], "", f"malformed CSV: {e}")]
+
+
+def _no_constant(name):
+    # NaN and Infinity are not JSON and cannot be stored in a JSON column (PostgreSQL refuses them).
+    raise ValueError(f"{name} is not allowed")
+
+
+def _csv_object(row, line):
+    """CSV cells are strings: the JSON columns are decoded, empty optional cells dropped."""
+    obj, errors = {}, []
+    for key, value in row.items():
+        if key in ("passages", "claims", "meta"):
+            if value.strip() == "" and key != "passages":
+                continue
+            try:
+                obj[key] = json.loads(value, parse_constant=_no_constant)
+            except (ValueError, RecursionError) as e:
+                errors.append(RecordError(line, key, f"malformed JSON in the column: {getattr(e, 'msg', e)}"))
+        elif key == "created_at" and value.strip() == "":
+            continue
+        else:
+            obj[key] = value
+    return obj, errors
+
+
