@@ -36,7 +36,7 @@ def audit_new(request):
                 audit = services.audit_create(name=form.cleaned_data["name"], seed=form.cleaned_data["seed"],
                                               user=request.user, **form.service_kwargs())
             except (ValidationError, ValueError) as e:
-                form.add_error(None, e)
+                form.add_error(None, " ".join(getattr(e, "messages", [str(e)])))
             else:
                 messages.success(request, f"Audit {audit.name} created: {audit.items.count()} answers sampled.")
                 return redirect("audit_detail", audit.id)
