@@ -5,6 +5,8 @@
 Each answer has 5 passages of ~150 words (and K claims, default 0; with --verdicts each claim carries an
 external verdict with evidence quoted from passage 1). Prints file size, import time, answers/s and
 peak memory (ru_maxrss of this process, which also covers Django and the generation).
+The database is /tmp/import_bench.sqlite3, recreated each run; BENCH_DATABASE_URL=postgres://... runs it on
+a throwaway PostgreSQL database you created instead (it is migrated and flushed).
 """
 import argparse
 import json
