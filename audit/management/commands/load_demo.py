@@ -19,7 +19,8 @@ class Command(BaseCommand):
         for username, roles in USERS:
             call_command("create_user", username, "--password", password, "--roles", roles, stdout=self.stdout)
         if not Dataset.objects.filter(name="RAGTruth").exists():
-            call_command("import_answers", str(DEMO_FILE), "--dataset", "RAGTruth", stdout=self.stdout)
+            call_command("import_answers", str(DEMO_FILE), "--dataset", "RAGTruth", "--no-progress",
+                         stdout=self.stdout)
         call_command("judge", "--dataset", "RAGTruth", "--backend", "offline", stdout=self.stdout)
         if not Audit.objects.filter(name=DEMO_AUDIT).exists():
             call_command("create_audit", DEMO_AUDIT, "--dataset", "RAGTruth", "--size", "40",
