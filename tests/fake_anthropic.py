@@ -149,6 +149,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+    disable_nagle_algorithm = True  # headers and body go as two writes: no 40 ms delayed-ACK stall
     server_fake = None
 
     def log_message(self, *args):

@@ -15,13 +15,24 @@ FATAL = (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthrop
 PARSERS = {"decompose": prompts.parse_decompose, "verify": prompts.parse_verify}
 
 
-def make_client():
+_clients = {}
+
+
+def client_options():
     if not settings.ANTHROPIC_API_KEY:
         raise FatalJudgeError("ANTHROPIC_API_KEY is not set: the anthropic backend needs it (or use --backend offline)")
-    return anthropic.Anthropic(
-        api_key=settings.ANTHROPIC_API_KEY, base_url=settings.ANTHROPIC_BASE_URL or None,
-        max_retries=settings.JUDGE_MAX_RETRIES, timeout=settings.JUDGE_TIMEOUT,
-    )
+    return {"api_key": settings.ANTHROPIC_API_KEY, "base_url": settings.ANTHROPIC_BASE_URL or None,
+            "max_retries": settings.JUDGE_MAX_RETRIES, "timeout": settings.JUDGE_TIMEOUT}
+
+
+def make_client():
+    """One client per configuration and process: it is thread-safe, and building one costs tens of ms
+    (TLS context), while its connection pool is worth keeping warm between runs of a worker."""
+    options = client_options()
+    key = tuple(options.values())
+    if key not in _clients:
+        _clients[key] = anthropic.Anthropic(**options)
+    return _clients[key]
 
 
 def _usage(u):
@@ -47,8 +58,20 @@ def _api_error(exc):
     return Outcome(error=f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {exc}")
 
 
+def _create_outcome(stage, call):
+    """Run call() (returns a Message); SDK errors become Outcome errors, fatal ones FatalJudgeError."""
+    try:
+        message = call()
+    except FATAL as exc:
+        raise FatalJudgeError(f"{type(exc).__name__}: {exc}") from exc
+    except anthropic.APIError as exc:
+        return _api_error(exc)
+    return outcome_from_message(stage, message)
+
+
 class LLMJudge:
-    """Thread-safe: one SDK client (one httpx connection pool) shared by the worker threads."""
+    """Thread-safe: one sync SDK client (one connection pool) shared by the runner's worker threads.
+    (Measured against AsyncAnthropic on one event loop: threads with the sync client were faster here.)"""
 
     priced = True
 
@@ -66,13 +89,7 @@ class LLMJudge:
         return prompts.verify_params(self.spec, context, claim_text)
 
     def call(self, stage, params):
-        try:
-            message = self.client.messages.create(**params)
-        except FATAL as exc:
-            raise FatalJudgeError(f"{type(exc).__name__}: {exc}") from exc
-        except anthropic.APIError as exc:
-            return _api_error(exc)
-        return outcome_from_message(stage, message)
+        return _create_outcome(stage, lambda: self.client.messages.create(**params))
 
     def batch_submit(self, requests):
         """requests: [(custom_id, params)] -> batch id."""

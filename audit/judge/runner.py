@@ -1,13 +1,15 @@
 """Executing a judge run: bounded concurrency, resumable, within budget.
 
-Worker threads only make HTTP calls; the coordinating thread owns every database write (store.py).
-One pool serves decompose and verify calls, verify first, so the pool stays full across answers and
-answers finish one after another. Killed at any point, a rerun loads what is stored and calls the
-API only for the rest (store.load_states)."""
+HTTP calls run on worker threads (at most JUDGE_CONCURRENCY at once) that do nothing else; this
+coordinating thread owns every database write (store.py). Decompose and verify
+calls share the pool, verify first, so it stays full across answers and answers finish in turn.
+Killed at any point, a rerun loads what is stored and calls the API only for the rest (store.load_states)."""
 
+import time
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from queue import SimpleQueue
 
 from django.conf import settings
 from django.db import transaction
@@ -20,6 +22,7 @@ from audit.models import JudgeRun
 
 CHUNK = 200  # answers loaded per query round
 OFFLINE_WINDOW = 64  # offline results stored per transaction
+LINGER = 0.01  # seconds the coordinator waits after a result for more to arrive
 
 
 @dataclass
@@ -30,19 +33,55 @@ class Item:
     params: dict
 
 
+class CallPool:
+    """At most `concurrency` calls at once on worker threads that do HTTP only."""
+
+    def __init__(self, judge, concurrency):
+        self.judge, self.pool = judge, ThreadPoolExecutor(concurrency, thread_name_prefix="judge-http")
+
+    def submit(self, stage, params):
+        return self.pool.submit(self.judge.call, stage, params)
+
+    def shutdown(self):
+        # Calls still running when the run stops (killed, fatal error) finish on their own; nothing waits.
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
 class InlineExecutor:
     """The offline judge needs no threads: run the call now, hand back a finished future."""
 
-    def submit(self, fn, *args):
+    def __init__(self, judge):
+        self.judge = judge
+
+    def submit(self, stage, params):
         future = Future()
         try:
-            future.set_result(fn(*args))
+            future.set_result(self.judge.call(stage, params))
         except BaseException as exc:  # noqa: BLE001 - re-raised by future.result()
             future.set_exception(exc)
         return future
 
-    def shutdown(self, wait=True, cancel_futures=False):
+    def shutdown(self):
         pass
+
+
+class Finished:
+    """Futures as they complete (add_done_callback feeds it): take() blocks for one, then drains the rest.
+    Unlike concurrent.futures.wait, its cost does not grow with the number of futures in flight."""
+
+    def __init__(self, linger=0.0):
+        self.queue, self.linger = SimpleQueue(), linger
+
+    def put(self, future):
+        self.queue.put(future)
+
+    def take(self):
+        done = [self.queue.get()]
+        if self.linger:  # let a few more land: one transaction for several results, fewer wake-ups
+            time.sleep(self.linger)
+        while not self.queue.empty():
+            done.append(self.queue.get_nowait())
+        return done
 
 
 class Budget:
@@ -119,11 +158,12 @@ def handle(judge, rec, item, outcome, verdicts, verify_q):
 def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
     budget = Budget(run, rec)
     concurrency = max(1, int(getattr(settings, "JUDGE_CONCURRENCY", 8)))
-    pool = ThreadPoolExecutor(concurrency, thread_name_prefix="judge") if judge.priced else InlineExecutor()
-    # Twice the pool size in flight: workers never wait while the coordinator writes.
-    window = 2 * concurrency if judge.priced else OFFLINE_WINDOW
+    pool = CallPool(judge, concurrency) if judge.priced else InlineExecutor(judge)
+    # Submit ahead of the pool (4x its size): slots never wait on the coordinator's writes.
+    window = 4 * concurrency if judge.priced else OFFLINE_WINDOW
     chunks = deque(answer_ids[i:i + CHUNK] for i in range(0, len(answer_ids), CHUNK))
     decompose_q, verify_q, in_flight, over_budget = deque(), deque(), {}, False
+    finished = Finished(LINGER if judge.priced else 0.0)
 
     def next_item():
         while not verify_q and not decompose_q and chunks:
@@ -144,10 +184,12 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
                     over_budget = True
                     break
                 budget.reserve(est)
-                in_flight[pool.submit(judge.call, item.stage, item.params)] = (item, est)
+                future = pool.submit(item.stage, item.params)
+                in_flight[future] = (item, est)
+                future.add_done_callback(finished.put)
             if not in_flight:
                 break
-            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            done = finished.take()
             verdicts = []
             with transaction.atomic():
                 for future in done:
@@ -161,7 +203,7 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
             if progress:
                 progress(run)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown()
     return over_budget
 
 
