@@ -109,3 +109,23 @@ def test_it_is_executed_by_the_database_task_worker():
     assert run.status == JudgeRun.Status.DONE and run.claims_done == 3, run.message
     result.refresh()
     assert result.status == "SUCCESSFUL" and result.return_value["status"] == "done"
+
+
+def test_it_locates_evidence_in_a_passage_across_whitespace():
+    from audit.judge.evidence import evidence_span
+
+    text = "Intro.  The Eiffel Tower was\ncompleted in 1889. End."
+    start, end = evidence_span(text, "The Eiffel Tower was completed in 1889.")
+    assert text[start:end] == "The Eiffel Tower was\ncompleted in 1889."
+    assert evidence_span(text, "completed in 1890") is None and evidence_span(text, "") is None
+
+
+@pytest.mark.django_db
+def test_it_judges_explicit_answers_and_audits_by_name():
+    ds = make_dataset()
+    answers = [make_judged_answer(ds, passages=PASSAGES) for _ in range(3)]
+    run = judge_run_execute(judge_run_create(backend="offline", answers=answers[1:]).pk)
+    assert (run.answers_total, run.answers_done) == (2, 2) and not answers[0].claims.exists()
+    audit = make_audit(answers[:1], name="2026-W49")
+    run = judge_run_create(backend="offline", audit="2026-W49")
+    assert (run.audit, run.dataset, run.answers_total) == (audit, ds, 1)
