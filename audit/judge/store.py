@@ -30,14 +30,17 @@ class AnswerState:
         return next((t for pid, t in self.passages if pid == external_id), None)
 
 
-def scope_answer_ids(run):
+def scope(run):
+    """The run's answers as a queryset: an audit's sample, explicit answers, or a whole dataset."""
     if run.audit_id:
-        qs = Answer.objects.filter(audit_items__audit_id=run.audit_id)
-    elif run.answer_ids:
-        qs = Answer.objects.filter(id__in=run.answer_ids)
-    else:
-        qs = Answer.objects.filter(dataset_id=run.dataset_id)
-    return list(qs.order_by("id").values_list("id", flat=True))
+        return Answer.objects.filter(audit_items__audit_id=run.audit_id)
+    if run.answer_ids:
+        return Answer.objects.filter(id__in=run.answer_ids)
+    return Answer.objects.filter(dataset_id=run.dataset_id)
+
+
+def scope_answer_ids(run):
+    return list(scope(run).order_by("id").values_list("id", flat=True))
 
 
 def load_states(run, answer_ids, *, retry_failed=False):
@@ -90,8 +93,9 @@ class Recorder:
     def start(self, answer_ids):
         r = self.run
         r.answers_total, r.answers_done = len(answer_ids), 0
+        # A subquery, not the id list: SQLite caps the number of query parameters.
         r.claims_done = JudgeVerdict.objects.filter(judge_version_id=r.judge_version_id,
-                                                    claim__answer_id__in=answer_ids).count()
+                                                    claim__answer__in=scope(r).values("id")).count()
         r.items_failed = JudgeFailure.objects.filter(run=r, resolved=False).count()
         self.flush(force=True)
 
