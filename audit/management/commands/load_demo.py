@@ -24,7 +24,8 @@ class Command(BaseCommand):
         call_command("judge", "--dataset", "RAGTruth", "--backend", "offline", stdout=self.stdout)
         if not Audit.objects.filter(name=DEMO_AUDIT).exists():
             call_command("create_audit", DEMO_AUDIT, "--dataset", "RAGTruth", "--size", "40",
-                         "--strata", "judge,meta.model", "--seed", "48", "--min-per-stratum", "1", "--annotators", "ann1,ann2", "--demo",
+                         "--strata", "judge,meta.model", "--seed", "48", "--min-per-stratum", "1",
+                         "--annotators", "ann1,ann2", "--demo",
                          stdout=self.stdout)
             from annotations.adjudication.demo import demo_labels_load
 
