@@ -125,3 +125,24 @@ def test_it_logs_in_and_opens_answers_in_chromium(live_server, page, login, tran
     page.goto(f"{live_server.url}/answers/")
     assert page.locator("text=visible-answer").is_visible()
     assert page.js_errors == []
+
+
+class AnswerPageJudgeTests(TestCase):
+    def test_it_highlights_verified_judge_evidence_in_its_passage(self):
+        from audit.models import JudgeVerdict, JudgeVersion
+
+        lead = make_user("lead", "lead")
+        answer = make_answer(n_claims=2, n_passages=2)
+        version = JudgeVersion.objects.create(kind="offline", name="t", content_hash="h1")
+        c0, c1 = answer.claims.order_by("position")
+        JudgeVerdict.objects.create(claim=c0, judge_version=version, raw_verdict="supported", verdict="supported",
+                                    evidence="Paris is the capital of France.", passage_external_id="passage 2",
+                                    guard_passed=True)
+        JudgeVerdict.objects.create(claim=c1, judge_version=version, raw_verdict="supported", verdict="unsupported",
+                                    evidence="Lyon is the capital.", passage_external_id="passage 1",
+                                    guard_passed=False)
+        self.client.force_login(lead)
+        r = self.client.get(f"/answers/{answer.id}/")
+        self.assertContains(r, 'title="judge evidence for claim 1">Paris is the capital of France.</mark>', count=1)
+        self.assertContains(r, "failed evidence guard")
+        self.assertContains(r, "[offline baseline]")

@@ -4,6 +4,7 @@ from django.shortcuts import render
 
 from audit import roles, selectors
 from audit.highlight import segments
+from audit.judge.evidence import evidence_span
 from audit.models import Answer, Dataset
 
 
@@ -34,5 +35,22 @@ def answer_detail(request, answer_id):
     except Answer.DoesNotExist:
         raise Http404 from None
     spans = [(c.span_start, c.span_end, c) for c in answer.claim_list]
+    _mark_judge_evidence(answer)
     ctx = {"answer": answer, "answer_segments": segments(answer.text, spans)}
     return render(request, "audit/answer.html", ctx)
+
+
+def _mark_judge_evidence(answer):
+    """Cut each passage into segments with the judge's verified evidence marked (claim position as tag)."""
+    by_passage = {}
+    for claim in answer.claim_list:
+        for v in claim.verdicts:
+            if v.guard_passed:
+                by_passage.setdefault(v.passage_external_id, []).append((v.evidence, claim.position))
+    for p in answer.passage_list:
+        spans = []
+        for evidence, position in by_passage.get(p.external_id, []):
+            span = evidence_span(p.text, evidence)
+            if span:
+                spans.append((*span, position + 1))
+        p.segments = segments(p.text, spans)

@@ -1,0 +1,64 @@
+"""Cross-cutting checks over every URL the app serves: login required, CSRF enforced, CSP sent."""
+
+from django.test import Client, TestCase
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from tests.factories import make_answer, make_audit, make_user
+
+PUBLIC = {"login"}
+
+
+def _patterns(resolver=None, prefix=""):
+    for p in (resolver or get_resolver()).url_patterns:
+        if isinstance(p, URLResolver):
+            if p.app_name in ("djdt",):
+                continue
+            yield from _patterns(p, prefix + str(p.pattern))
+        elif isinstance(p, URLPattern):
+            yield p.name, prefix + str(p.pattern)
+
+
+def _concrete(route):
+    """Fill every <int:x> converter with 1 and <str:x>/<slug:x> with 'x'."""
+    import re
+
+    route = re.sub(r"<int:\w+>", "1", route)
+    return "/" + re.sub(r"<(?:str|slug):\w+>", "x", route)
+
+
+class EveryUrlTests(TestCase):
+    def setUp(self):
+        answer = make_answer()
+        make_audit([answer])
+
+    def test_it_finds_the_app_urls(self):
+        names = {name for name, _ in _patterns()}
+        for expected in ("answers", "import", "judge_runs", "audits", "workspace", "adjudication_queue", "report"):
+            self.assertIn(expected, names)
+
+    def test_it_requires_login_on_every_url_but_login(self):
+        for name, route in _patterns():
+            if name in PUBLIC:
+                continue
+            url = _concrete(route)
+            for method in ("get", "post"):
+                r = getattr(self.client, method)(url)
+                self.assertEqual(r.status_code, 302, f"{method.upper()} {url} ({name}) answered {r.status_code}")
+                self.assertTrue(r["Location"].startswith("/login/"), f"{url} redirects to {r['Location']}")
+
+    def test_it_refuses_every_post_without_csrf_token(self):
+        user = make_user("everyone", "lead", "annotator", "adjudicator")
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(user)
+        for name, route in _patterns():
+            url = _concrete(route)
+            r = client.post(url, {"x": "1"}, headers={"HX-Request": "true"})
+            self.assertIn(r.status_code, (403, 405), f"POST {url} ({name}) without CSRF answered {r.status_code}")
+
+    def test_it_sends_a_strict_csp_with_a_nonce(self):
+        user = make_user("lead", "lead")
+        self.client.force_login(user)
+        csp = self.client.get("/").headers["Content-Security-Policy"]
+        self.assertIn("script-src 'self' 'nonce-", csp)
+        self.assertIn("style-src 'self'", csp)
+        self.assertNotIn("unsafe-inline", csp)
