@@ -251,6 +251,10 @@ def audit_close(audit, user):
     if not roles.has_role(user, roles.LEAD):
         raise PermissionDenied("Only an audit lead can close an audit.")
     with transaction.atomic():
+        # The assignments first (in id order, as a submit takes its assignment then the audit): a label
+        # save in flight finishes before the close, and one arriving later waits and then sees it closed.
+        list(Assignment.objects.select_for_update().filter(audit_answer__audit_id=audit.pk).order_by("pk")
+             .values_list("pk", flat=True))
         audit = type(audit).objects.select_for_update().get(pk=audit.pk)
         if audit.is_closed:
             raise AuditClosed(f"Audit {audit.name} is already closed.")

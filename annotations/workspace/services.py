@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotations import history
 from annotations.adjudication.services import gold_on_submit
 from annotations.models import Assignment, Label
-from audit.models import Passage, Verdict
+from audit.models import Audit, AuditStatus, Passage, Verdict
 
 UNSET = object()
 FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
@@ -26,12 +26,21 @@ class Invalid(ValueError):
     """The request names something wrong (passage, offsets, verdict): HTTP 400."""
 
 
+def _refuse_closed(assignment):
+    """Read the audit's status again after the assignment lock is held: the audit object came with the
+    request and may predate a close. audit_close locks every assignment of the audit before it writes,
+    so a save either finishes before the close or sees it here."""
+    audit = assignment.audit_answer.audit
+    audit.status = Audit.objects.values_list("status", flat=True).get(pk=audit.pk)
+    if audit.is_closed:
+        raise Refused("This audit is closed: its labels are frozen.")
+
+
 def _lock(assignment):
     """Re-read the assignment's mutable state under a row lock and refuse edits when locked."""
     fresh = (Assignment.objects.select_for_update()
              .only("status", "started_at", "omission", "note").get(pk=assignment.pk))
-    if assignment.audit_answer.audit.is_closed:
-        raise Refused("This audit is closed: its labels are frozen.")
+    _refuse_closed(assignment)
     if fresh.status == Assignment.Status.SUBMITTED:
         raise Refused("This answer is submitted and locked. Ask the audit lead to reopen it.")
     assignment.status, assignment.started_at = fresh.status, fresh.started_at
@@ -206,6 +215,7 @@ def assignment_time_add(assignment, seconds):
         wall = (now - assignment.started_at).total_seconds() + MAX_TIME_INCREMENT
         seconds = max(0, min(seconds, int(wall) - assignment.active_seconds))
     updated = (Assignment.objects.filter(pk=assignment.pk).exclude(status=Assignment.Status.SUBMITTED)
+               .exclude(audit_answer__audit__status=AuditStatus.CLOSED)
                .update(active_seconds=F("active_seconds") + seconds, status=Assignment.Status.STARTED,
                        started_at=Coalesce(F("started_at"), now)))
     return seconds if updated else 0
@@ -218,8 +228,7 @@ def assignment_reopen(assignment, user, reason):
         raise Invalid("Say why the answer is reopened.")
     with transaction.atomic():
         fresh = Assignment.objects.select_for_update().only("status").get(pk=assignment.pk)
-        if assignment.audit_answer.audit.is_closed:
-            raise Refused("This audit is closed: its labels are frozen.")
+        _refuse_closed(assignment)
         if fresh.status != Assignment.Status.SUBMITTED:
             raise Refused("Only a submitted answer can be reopened.")
         Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.STARTED, submitted_at=None)
