@@ -283,6 +283,10 @@ class AdjudicationViewTests(TestCase):
         self.assertEqual(Audit.objects.get(pk=self.audit.pk).status, "closed")
         self.client.post(f"/adjudicate/{self.audit.id}/reopen/", {"reason": "recheck claim 1"})
         self.assertEqual(Audit.objects.get(pk=self.audit.pk).status, "adjudication")
+        history = self.client.get(f"{self.url()}history/")  # the audit's own events, with the reason
+        self.assertContains(history, "Audit: closed")
+        self.assertContains(history, "Audit: reopened")
+        self.assertContains(history, "recheck claim 1")
 
     def test_it_renders_the_audit_actions_include(self):
         from django.template.loader import render_to_string

@@ -1,6 +1,6 @@
 """Reads of the adjudication area. Each function runs a fixed number of queries, whatever the size."""
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 
 from annotations.adjudication.services import may_adjudicate_own
 from annotations.models import Assignment, GoldLabel, HistoryEvent, Label
@@ -105,9 +105,10 @@ def adjudication_item(audit_id, item_id):
 
 
 def answer_history(audit_id, item_id):
-    """(item, events) for the history page: every event on the answer in this audit, oldest first."""
+    """(item, events) for the history page: every event on the answer in this audit, and the audit's own
+    events (assign, status, close, reopen with its reason: recorded without an answer), oldest first."""
     item = AuditAnswer.objects.select_related("audit", "answer").get(audit_id=audit_id, pk=item_id)
-    events = (HistoryEvent.objects.filter(audit_id=audit_id, answer_id=item.answer_id)
+    events = (HistoryEvent.objects.filter(Q(answer_id=item.answer_id) | Q(answer__isnull=True), audit_id=audit_id)
               .select_related("user", "claim").order_by("created_at", "id"))
     events = list(events)
     for e in events:
