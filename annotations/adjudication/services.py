@@ -206,6 +206,9 @@ def _chosen_evidence(claim, assignments, verdict, evidence, passage, start, end)
         start, end = int(start), int(end)
     except (TypeError, ValueError):
         raise AdjudicationError("The evidence selection has no valid start and end offsets.")
+    from annotations.workspace.services import dom_to_raw_offsets  # the workspace imports this module
+
+    start, end = dom_to_raw_offsets(p.text, start, end)  # the browser counts CR LF as one character
     if not 0 <= start < end <= len(p.text):
         raise AdjudicationError(f"The evidence offsets {start}-{end} fall outside passage {p.external_id}.")
     return {"evidence_passage_id": p.id, "evidence_start": start, "evidence_end": end,
