@@ -3,9 +3,10 @@
 from django.test import TestCase
 
 from annotations.adjudication import services
-from audit.models import Claim, Passage
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_user
+from annotations.models import Assignment
+from audit.models import AuditAnswer, Claim, Passage
+from tests.adjudication_helpers import add_judge, build_audit, submit_all
+from tests.factories import make_audit, make_user
 
 
 class CrlfEvidenceTests(TestCase):
@@ -28,3 +29,31 @@ class CrlfEvidenceTests(TestCase):
             expected_version=0)
         self.assertEqual(gold.evidence_text, "Paris")
         self.assertEqual(self.passage.text[gold.evidence_start:gold.evidence_end], "Paris")
+
+
+class SameAnswerInAnotherAuditTests(TestCase):
+    """Someone both adjudicator and annotator, still labelling an answer in this week's audit, must not
+    see other people's labels and the judge's verdicts on the very same claims in an older audit."""
+
+    def setUp(self):
+        a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+        self.both = make_user("both", "annotator", "adjudicator")
+        self.old = build_audit(a, b, n_answers=1, name="2026-W47")
+        add_judge(self.old, lambda claim: "supported")
+        submit_all(self.old)
+        self.item = AuditAnswer.objects.get(audit=self.old)
+        new = make_audit([self.item.answer], name="2026-W48")
+        Assignment.objects.create(audit_answer=new.items.get(), annotator=self.both, slot="A")
+        self.client.force_login(self.both)
+
+    def test_it_hides_the_answer_from_the_queue(self):
+        r = self.client.get("/adjudicate/")
+        self.assertEqual(r.status_code, 200)
+        self.assertNotContains(r, self.item.answer.external_id)
+
+    def test_it_refuses_the_adjudication_page_and_the_save(self):
+        url = f"/adjudicate/{self.old.id}/answers/{self.item.id}/"
+        self.assertEqual(self.client.get(url).status_code, 404)
+        claim = Claim.objects.filter(answer_id=self.item.answer_id).first()
+        r = self.client.post(f"{url}claims/{claim.id}/", {"verdict": "supported", "reason": "x", "version": 0})
+        self.assertEqual(r.status_code, 404)

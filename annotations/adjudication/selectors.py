@@ -27,9 +27,16 @@ def _complete_items(assignment_rows, user):
     for row in assignment_rows:
         items.setdefault(row["audit_answer_id"], {})[row["slot"]] = row
     complete = {}
+    mine = {}  # answer id -> the user's items on it (see services.labels_answer_elsewhere)
+    for item_id, answer_id, status in Assignment.objects.filter(annotator_id=user.id).values_list(
+            "audit_answer_id", "audit_answer__answer_id", "status"):
+        if not may_adjudicate_own() or status != SUBMITTED:
+            mine.setdefault(answer_id, set()).add(item_id)
     for item_id, slots in items.items():
         if len(slots) != 2 or any(r["status"] != SUBMITTED for r in slots.values()):
             continue
+        if mine.get(slots["A"]["audit_answer__answer_id"], set()) - {item_id}:
+            continue  # the same answer is theirs in another audit
         if not may_adjudicate_own() and any(r["annotator_id"] == user.id for r in slots.values()):
             continue
         complete[item_id] = slots
@@ -41,7 +48,7 @@ def adjudication_queue(user):
     audits = list(Audit.objects.filter(status__in=OPEN).order_by("-created_at", "-id"))
     assignment_rows = list(Assignment.objects.filter(audit_answer__audit__in=audits).values(
         "audit_answer_id", "slot", "status", "annotator_id", "is_demo", "audit_answer__audit_id",
-        "audit_answer__position", "audit_answer__answer__external_id"))
+        "audit_answer__position", "audit_answer__answer__external_id", "audit_answer__answer_id"))
     complete = _complete_items(assignment_rows, user)
     verdicts = {}
     labels = Label.objects.filter(assignment__status=SUBMITTED, assignment__audit_answer__audit__in=audits)

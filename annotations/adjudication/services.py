@@ -156,6 +156,19 @@ def check_may_adjudicate(user, audit_answer, annotator_ids):
         raise PermissionDenied("Adjudication is for adjudicators.")
     if user.id in annotator_ids and not may_adjudicate_own():
         raise PermissionDenied("You labelled this answer, so another adjudicator must resolve it.")
+    if labels_answer_elsewhere(user, audit_answer):
+        raise PermissionDenied("You label this answer in another audit, so another adjudicator must resolve it.")
+
+
+def labels_answer_elsewhere(user, audit_answer):
+    """Whether user holds an assignment on the same answer in another audit: any such assignment (an
+    answer they labelled), or, when adjudicating one's own answers is allowed, one not yet submitted
+    (blindness: they would see others' labels and the judge on the very claims they are still labelling)."""
+    mine = Assignment.objects.filter(annotator_id=user.id, audit_answer__answer_id=audit_answer.answer_id).exclude(
+        audit_answer_id=audit_answer.pk)
+    if may_adjudicate_own():
+        mine = mine.exclude(status=Assignment.Status.SUBMITTED)
+    return mine.exists()
 
 
 def gold_adjudicate(audit, claim, *, user, verdict, evidence="none", passage=None, start=None, end=None, reason,
