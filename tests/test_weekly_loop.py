@@ -175,7 +175,10 @@ class WeeklyLoopTests(TestCase):
                 self.assertNotIn(other, page)
                 for s in secrets:
                     self.assertNotIn(s, page)
-            person.get(f"/reports/{audit_id}/", expect=403)
+            answer_id = AuditAnswer.objects.filter(audit_id=audit_id).values_list("answer_id", flat=True)[0]
+            for url in (f"/reports/{audit_id}/", f"/reports/{audit_id}/report.json", f"/answers/{answer_id}/",
+                        "/judge/runs/", "/adjudicate/", f"/adjudicate/export/{audit_id}/", f"/audits/{audit_id}/"):
+                person.get(url, expect=403)  # no URL leads an annotator to the judge or the other's labels
 
     # 6. Adjudicate -----------------------------------------------------------------------------------
     def adjudicate(self, audit_id, disputed):
@@ -295,6 +298,8 @@ class WeeklyLoopTests(TestCase):
         self.lead.post(f"/adjudicate/{audit_id}/reopen/", {"reason": "Recheck the Model 3 answers", "next": detail},
                        expect=302)
         self.assertIn("Adjudication", self.lead.get(detail).content.decode())
+        reopened = self.lead.get(f"/adjudicate/export/{audit_id}/", data={"format": "jsonl"}).content.decode()
+        self.assertEqual({json.loads(line)["provisional"] for line in reopened.splitlines()}, {True})
         item = AuditAnswer.objects.get(audit_id=audit_id, answer__claims=disputed[0])
         history = text_of(self.lead.get(f"/adjudicate/{audit_id}/answers/{item.pk}/history/").content.decode())
         for event in ("Label: save", "Gold label: adjudicated", "Audit: closed", "Audit: reopened",
