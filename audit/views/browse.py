@@ -15,11 +15,16 @@ def home(request):
     return render(request, "audit/home.html", ctx)
 
 
+def _id(value):
+    """A query parameter naming a row: None unless it is a number (a bad link shows everything, not a 500)."""
+    return int(value) if value and value.isascii() and value.isdigit() else None
+
+
 @roles.lead_required
 def answers(request):
     g = request.GET
     qs = selectors.answer_search(
-        q=g.get("q", "").strip(), dataset_id=g.get("dataset") or None,
+        q=g.get("q", "").strip(), dataset_id=_id(g.get("dataset")),
         meta_key=g.get("meta_key", "").strip(), meta_value=g.get("meta_value", "").strip(),
     )
     page = Paginator(qs, 50).get_page(g.get("page"))
@@ -31,7 +36,7 @@ def answers(request):
 @roles.lead_required
 def answer_detail(request, answer_id):
     try:
-        answer = selectors.answer_with_parts(answer_id, judge_version_id=request.GET.get("version") or None)
+        answer = selectors.answer_with_parts(answer_id, judge_version_id=_id(request.GET.get("version")))
     except Answer.DoesNotExist:
         raise Http404 from None
     spans = [(c.span_start, c.span_end, c) for c in answer.claim_list]
