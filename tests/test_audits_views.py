@@ -112,6 +112,17 @@ class DetailPageTests(TestCase):
         self.assertContains(r, "meta.model=m0")
         self.assertContains(r, f'href="/reports/{audit.id}/"')
 
+    def test_it_offers_the_reopen_form_for_submitted_assignments(self):
+        audit = self.build(4, 2, "ro")
+        submitted = Assignment.objects.filter(audit_answer__audit=audit, status="submitted").first()
+        url = f"/audits/{audit.id}/assignments/"
+        r = self.client.get(url)
+        self.assertContains(r, f'action="/label/{submitted.pk}/reopen/"')
+        r = self.client.post(f"/label/{submitted.pk}/reopen/", {"reason": "missed a claim", "next": url})
+        self.assertRedirects(r, url)
+        submitted.refresh_from_db()
+        self.assertEqual(submitted.status, "started")
+
     def test_it_keeps_page_queries_constant(self):
         small = self.build(8, 2, "s")
         big = self.build(60, 6, "b")

@@ -17,12 +17,16 @@ def _scale(lo, hi, a, b):
     return lambda v: a + (v - lo) / (hi - lo) * (b - a) if hi > lo else a
 
 
+def _short(label, n=56):
+    return label if len(label) <= n else label[: n - 1] + "…"
+
+
 def forest_chart(rows, title):
     """rows: [{"label", "value", "ci": [lo, hi] | None}] on a 0..1 axis, one horizontal line each."""
     rows = [r for r in rows if r.get("value") is not None]
     if not rows:
         return ""
-    width, left, right, row_h, top = 640, 190, 20, 24, 10
+    width, left, right, row_h, top = 800, 340, 20, 24, 10
     height = top + row_h * len(rows) + 30
     x = _scale(0.0, 1.0, left, width - right)
     grid = format_html_join("", '<line class="grid" x1="{0}" x2="{0}" y1="{1}" y2="{2}"/>'
@@ -37,7 +41,7 @@ def forest_chart(rows, title):
             '<g class="row"><text x="{}" y="{}" text-anchor="end">{}</text>'
             '<line class="ci" x1="{}" x2="{}" y1="{y}" y2="{y}"/><circle class="pt" cx="{}" cy="{y}" r="4">'
             "<title>{}: {} (95% CI {})</title></circle></g>",
-            left - 8, _f(y + 4), r["label"][:28], _f(x(lo)), _f(x(hi)), _f(x(r["value"])), r["label"],
+            left - 8, _f(y + 4), _short(r["label"]), _f(x(lo)), _f(x(hi)), _f(x(r["value"])), r["label"],
             f"{r['value']:.3f}", f"{lo:.3f} to {hi:.3f}" if r["ci"] else "not computable", y=_f(y)))
     return format_html(
         '<svg class="chart" role="img" aria-label="{}" viewBox="0 0 {} {}" width="{}" height="{}">'

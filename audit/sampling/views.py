@@ -89,8 +89,7 @@ def audit_add_annotator(request, audit_id):
 @lead_required
 @require_POST
 def audit_judge(request, audit_id):
-    from audit.judge.services import judge_run_create  # the judge package is optional at import time
-    from audit.judge.tasks import judge_run_task
+    from audit.judge.services import judge_run_create, judge_run_enqueue
 
     audit = get_object_or_404(Audit, pk=audit_id)
     form = forms.JudgeForm(request.POST)
@@ -102,7 +101,7 @@ def audit_judge(request, audit_id):
     except (ValidationError, ValueError) as e:
         _error(request, e)
         return redirect("audit_detail", audit.id)
-    judge_run_task.enqueue(run.id)
+    judge_run_enqueue(run)
     return redirect("judge_run", run.id)
 
 
