@@ -28,6 +28,7 @@ DATA = Path(__file__).resolve().parent.parent / "audit" / "demo_data" / "ragtrut
 GOLD = ["supported", "contradicted", "unsupported"]
 JUDGED = [*GOLD, "non_assertive"]
 BAD = {"contradicted", "unsupported"}
+GUARD_FAILED = [0]  # the offline judge's own evidence must always pass the guard
 
 
 def claims_with_spans(answer):
@@ -60,7 +61,8 @@ def judge_rows(rows):
         claims = []
         for text, start, end in claims_with_spans(row["answer"]):
             v = offline.verify(passages, text)
-            scored, _ = evidence_guard(v["verdict"], v["evidence"], texts.get(v["passage_id"]))
+            scored, passed = evidence_guard(v["verdict"], v["evidence"], texts.get(v["passage_id"]))
+            GUARD_FAILED[0] += passed is False
             claims.append((text, gold_verdict(start, end, row["human_labels"]), scored, v))
         out.append((row, claims))
     return out
@@ -105,18 +107,23 @@ def report(f):
     print(f"answer fail rate: judge {pct(f['judge_fail'], n)}, human {pct(f['human_fail'], n)}; "
           f"both fail {f['both_fail']}")
     print(f"answer-level agreement: {pct(f['answer_agree'], n)}")
+    print(f"verdicts failing the evidence guard: {GUARD_FAILED[0]}")
 
 
 def sweep(rows):
-    print("threshold  claims  acc3    binary  bad-recall  bad-prec  judge-fail  answer-agree")
-    for t in (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8):
+    """Claim and answer figures per threshold; balanced accuracy = mean of bad-claim recall and
+    good-claim specificity, the figure the threshold is chosen on (bad claims are 7% of claims)."""
+    print("threshold  claims  acc3    bal-acc  bad-recall  bad-prec  judge-fail  caught  answer-agree")
+    for t in (0.4, 0.45, 0.5, 0.525, 0.55, 0.575, 0.6, 0.65, 0.7, 0.75, 0.8):
         offline.THRESHOLD = t
         f = figures(judge_rows(rows))
         r = f["bad_recall"][0] / max(1, f["bad_recall"][1])
         p = f["bad_precision"][0] / max(1, f["bad_precision"][1])
-        print(f"{t:>9}  {f['n_claims']:>6}  {f['accuracy'][0] / f['accuracy'][1]:.3f}   "
-              f"{f['binary'][0] / f['binary'][1]:.3f}   {r:.3f}       {p:.3f}     "
-              f"{f['judge_fail']:>4}/{f['n_answers']}    {f['answer_agree']}/{f['n_answers']}")
+        good = [(g, j) for (g, j), n in f["matrix"].items() for _ in range(n) if g not in BAD]
+        specificity = sum(j not in BAD for _, j in good) / max(1, len(good))
+        print(f"{t:>9}  {f['n_claims']:>6}  {f['accuracy'][0] / f['accuracy'][1]:.3f}   {(r + specificity) / 2:.3f}"
+              f"    {r:.3f}       {p:.3f}     {f['judge_fail']:>4}/{f['n_answers']}   "
+              f"{f['both_fail']:>2}/{f['human_fail']}   {f['answer_agree']}/{f['n_answers']}")
 
 
 def dump(judged):

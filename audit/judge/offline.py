@@ -1,22 +1,27 @@
 """The offline baseline judge: deterministic, no network, no model.
 
-Decompose: sentence split, then split on ";" and "and" when both sides look like clauses; drop
-non-assertive sentences (greetings, offers of help, questions); strip "Based on the passages,"
-preambles but keep the assertion after them. Claims stay verbatim pieces of the answer.
-Verify: content-word recall of the claim in each passage sentence; the best sentence at or above the
-threshold supports the claim (evidence = that sentence, verbatim), unless negation or numbers
-disagree (contradicted); below the threshold the claim is unsupported. A baseline, not a judge
-anyone should trust: pages label it "offline baseline".
+Decompose: see offline_decompose (sentences, clauses, list lead-ins folded, citations and pleasantries
+dropped). Verify: a claim that only says the passages do not answer is non_assertive (DESIGN rule 6).
+Otherwise content-word recall (light stemming, numbers as words) of the claim in every window of one or
+two adjacent sentences of one passage; the best window at or above the threshold supports the claim
+(evidence = that window, verbatim). Contradicted only on a clear cue and when no window supports it: one
+sentence with most of the claim's words says the opposite (negation differs), or puts a different
+number next to the same words.
+A baseline, not a judge anyone should trust: pages label it "offline baseline".
 """
 
 import hashlib
 import json
 import re
 
+from audit.judge import offline_decompose
+from audit.judge.offline_decompose import SENTENCE, decompose, decompose_spans  # noqa: F401 (interface)
 from audit.judge.outcome import Outcome
 
-NAME = "offline-lexical-v1"
-THRESHOLD = 0.7
+NAME = "offline-lexical-v2"
+THRESHOLD = 0.55  # tuned on the RAGTruth demo sample: bench/offline_judge_eval.py --sweep
+CONTRADICT_THRESHOLD = 0.8  # overlap a contradicting sentence needs (without the differing number)
+MIN_WORDS_TO_CONTRADICT = 4  # "must be obtained from the diet" is too short to be contradicted by cue words
 _STOPWORDS = """a an the of to in on at by for with from as is are was were be been being it its this that
 these those and or but if then than so such there their they them he she his her we our you your i me my not no
 also can could will would may might must should do does did has have had which who whom whose what when where why
@@ -25,23 +30,26 @@ very just only own same too both either neither nor per via"""
 STOPWORDS = frozenset(_STOPWORDS.split())
 _NEGATIONS = "not no never none cannot nobody nothing neither nor without"
 NEGATIONS = frozenset(_NEGATIONS.split())
-VERBISH = re.compile(r"\b(is|are|was|were|has|have|had|can|could|will|would|may|might|must|should|does|did|do"
-                     r"|makes?|made|uses?|used|takes?|took|gives?|gave|contains?|includes?|\w{3,}ed)\b", re.I)
-NON_ASSERTIVE = re.compile(
-    r"^\s*(hi|hello|hey|thanks|thank you|you're welcome|i hope (this|that) helps|hope (this|that) helps|"
-    r"let me know|please let me know|feel free|great question|good question|sure|certainly|of course|"
-    r"here is|here's|here are)\b[^.!?]{0,80}[.!?]*\s*$", re.I)
-PREAMBLE = re.compile(r"^(based on|according to|from) the (provided |given |retrieved )?"
-                      r"(passages?|context|information|documents?|sources?)\s*[,:]\s*", re.I)
-SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
-CLAUSE_SPLIT = re.compile(r";\s+|,?\s+and\s+(?=\S)")
-WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+SUFFIXES = ("ational", "ization", "ingly", "ation", "ments", "ment", "ness", "ings", "ies", "ing", "ied", "ly",
+            "ed", "es", "s", "e")
+REFUSAL = re.compile(
+    r"\b(?:unable to (?:answer|provide|determine)|(?:cannot|can't|can not) (?:answer|provide|determine|be determined)"
+    r"|none of the passages|(?:passages?|context|information) (?:provided |given |above )?"
+    r"(?:do|does|did)(?: not|n't) |not (?:explicitly |specifically |directly )?(?:stated|mentioned|specified|"
+    r"provided|given|addressed|covered|found|included) in the (?:provided |given |above )?passages?)", re.I)
+# "Passage 2 says", "(step 5)", "Option 1": numbers that name a part of the text, not a fact to match.
+REFERENCE = re.compile(r"\b(?:passages?|steps?|options?)\s+\d+(?:\s*(?:,|and|&|or)\s*\d+)*\b", re.I)
+TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[a-z]+(?:'[a-z]+)?")
+WINDOW = 2  # sentences per evidence window
+ELSEWHERE = 0.5  # credit for a claim word found in the same passage but outside the window
 
 
 def spec():
-    return {"name": NAME, "threshold": THRESHOLD, "stopwords": sorted(STOPWORDS), "negations": sorted(NEGATIONS),
-            "non_assertive": NON_ASSERTIVE.pattern, "preamble": PREAMBLE.pattern, "clause_split": CLAUSE_SPLIT.pattern}
+    return {"name": NAME, "threshold": THRESHOLD, "contradict_threshold": CONTRADICT_THRESHOLD,
+            "min_words_to_contradict": MIN_WORDS_TO_CONTRADICT, "window": WINDOW, "elsewhere": ELSEWHERE,
+            "stopwords": sorted(STOPWORDS), "negations": sorted(NEGATIONS), "suffixes": SUFFIXES,
+            "refusal": REFUSAL.pattern, "reference": REFERENCE.pattern, "token": TOKEN.pattern,
+            "decompose": offline_decompose.SPEC}
 
 
 def offline_version():
@@ -54,83 +62,89 @@ def offline_version():
     return version
 
 
-def _clauses(sentence):
-    """Split at "; " / "and" only where both sides look like clauses (3+ words, the right one verb-ish),
-    so "salt and pepper" stays whole while "X was built in 1889 and it is tall" splits."""
-    cuts = list(CLAUSE_SPLIT.finditer(sentence))
-    parts, start = [], 0
-    for i, cut in enumerate(cuts):
-        right = sentence[cut.end():cuts[i + 1].start() if i + 1 < len(cuts) else len(sentence)]
-        if len(sentence[start:cut.start()].split()) >= 3 and len(right.split()) >= 3 and VERBISH.search(right):
-            parts.append(sentence[start:cut.start()].strip())
-            start = cut.end()
-    return [*parts, sentence[start:].strip()]
-
-
-def decompose(text):
-    claims = []
-    for line in text.splitlines():
-        line = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", line)  # list markers
-        for match in SENTENCE.finditer(line):
-            sentence = match.group().strip()
-            if not sentence or sentence.endswith("?") or NON_ASSERTIVE.match(sentence):
-                continue
-            sentence = PREAMBLE.sub("", sentence)
-            claims.extend(c for c in _clauses(sentence) if WORD.search(c.lower()))
-    return claims
-
-
-def _words(text):
-    return WORD.findall(text.lower())
-
-
 def _stem(word):
-    """Crude suffix stripping so "nucleotides" meets "nucleotide" and "replicated" meets "replicate"."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
+    """Light suffix stripping so "nucleotides" meets "nucleotide" and "replicated" meets "replicate";
+    numbers lose their formatting so "10.0" meets "10" and "1,000" meets "1000"."""
+    if word[0].isdigit():
+        word = word.replace(",", "")
+        return word.rstrip("0").rstrip(".") if "." in word else word
+    word = word.removesuffix("'s").removesuffix("'t")
+    for suffix in SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
+            return word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
     return word
 
 
-def _content(words):
-    return {_stem(w.removesuffix("'s")) for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+def _analyse(text):
+    """(tokens, content stems, negated?) of a text."""
+    tokens = TOKEN.findall(text.lower())
+    content = {_stem(t) for t in tokens if t not in STOPWORDS and (len(t) > 1 or t.isdigit())}
+    return tokens, content, any(t in NEGATIONS or t.endswith("n't") for t in tokens)
 
 
-def _has_negation(words):
-    return any(w in NEGATIONS or w.endswith("n't") for w in words)
+def _windows(passages):
+    """(passage id, verbatim slice of 1..WINDOW adjacent sentences, single sentence?, its analysis, the
+    passage's content stems) for every passage."""
+    for pid, text in passages:
+        whole = _analyse(text)[1]
+        spans = [(m.start(), m.end()) for m in SENTENCE.finditer(text) if m.group().strip()]
+        for size in range(1, WINDOW + 1):
+            for i in range(len(spans) - size + 1):
+                window = text[spans[i][0]:spans[i + size - 1][1]].strip()
+                yield pid, window, size == 1, _analyse(window), whole
 
 
-def _windows(text):
-    """Each sentence, then each pair of adjacent sentences, as verbatim slices of the passage."""
-    spans = [(m.start(), m.end()) for m in SENTENCE.finditer(text) if m.group().strip()]
-    for start, end in spans + [(a[0], b[1]) for a, b in zip(spans, spans[1:], strict=False)]:
-        yield text[start:end].strip()
+def _number_clash(claim_tokens, window_tokens):
+    """A number of the claim missing from the window while the window has another number next to one
+    of the same words ("completed in 1925" vs "completed in 1889")."""
+    def neighbours(tokens):
+        out = {}
+        for i, t in enumerate(tokens):
+            if t[0].isdigit():
+                near = tokens[max(0, i - 2):i] + tokens[i + 1:i + 3]
+                out[_stem(t)] = {_stem(w) for w in near if w not in STOPWORDS and not w[0].isdigit()}
+        return out
+
+    mine, theirs = neighbours(claim_tokens), neighbours(window_tokens)
+    return any(n not in theirs and any(words & other for m, other in theirs.items() if m != n)
+               for n, words in mine.items())
 
 
 def verify(passages, claim):
     """passages: [(external_id, text)]. Returns the same dict shape as the LLM's verify output."""
-    claim_words = _words(claim)
-    wanted = _content(claim_words)
+    if REFUSAL.search(claim):
+        return {"verdict": "non_assertive", "evidence": "", "passage_id": "",
+                "reason": "says the passages do not answer: not scored"}
+    tokens, wanted, negated = _analyse(REFERENCE.sub(" ", claim))
     if not wanted:
-        return {"verdict": "unsupported", "evidence": "", "passage_id": "", "reason": "no content words to match"}
-    best = (0.0, "", "")
-    for pid, text in passages:
-        for sentence in _windows(text):
-            recall = len(wanted & _content(_words(sentence))) / len(wanted)
-            if recall > best[0]:
-                best = (recall, pid, sentence)
-    recall, pid, sentence = best
-    if recall < THRESHOLD:
-        return {"verdict": "unsupported", "evidence": "", "passage_id": "",
-                "reason": f"best content-word overlap {recall:.2f} is below {THRESHOLD}"}
-    claim_numbers, passage_numbers = set(NUMBER.findall(claim)), set(NUMBER.findall(sentence))
-    if _has_negation(claim_words) != _has_negation(_words(sentence)):
-        verdict, why = "contradicted", "negation differs from the best-matching sentence"
-    elif claim_numbers and passage_numbers and not claim_numbers & passage_numbers:
-        verdict, why = "contradicted", "numbers differ from the best-matching sentence"
-    else:
-        verdict, why = "supported", "content words found in one passage sentence"
-    return {"verdict": verdict, "evidence": sentence, "passage_id": pid, "reason": f"{why} (overlap {recall:.2f})"}
+        return {"verdict": "non_assertive", "evidence": "", "passage_id": "", "reason": "no content words"}
+    numbers = {w for w in wanted if w[0].isdigit()}
+    best, clash = (0.0, "", ""), (0.0, "", "", "")
+    for pid, window, single, (w_tokens, w_content, w_negated), whole in _windows(passages):
+        words_only = len((wanted - numbers) & w_content) / max(1, len(wanted - numbers))
+        why = ""
+        if single and len(wanted) >= MIN_WORDS_TO_CONTRADICT and words_only >= CONTRADICT_THRESHOLD:
+            if w_negated != negated:
+                why = "negation differs"
+            elif numbers and _number_clash(tokens, w_tokens):
+                why = "a different number stands next to the same words"
+        if why:
+            clash = max(clash, (words_only, pid, window, why))
+        if why or numbers - w_content:  # a window lacking one of the claim's numbers cannot support it
+            continue
+        # Answers often join facts from neighbouring sentences: words elsewhere in the passage count part.
+        elsewhere = len((wanted & whole) - w_content)
+        recall = (len(wanted & w_content) + ELSEWHERE * elsewhere) / len(wanted)
+        best = max(best, (recall, pid, window), key=lambda b: b[0])
+    recall, pid, window = best
+    if recall >= THRESHOLD:
+        return {"verdict": "supported", "evidence": window, "passage_id": pid,
+                "reason": f"content words found in one passage window (overlap {recall:.2f})"}
+    if clash[0]:  # no window supports it, and one sentence with the same words says the opposite
+        return {"verdict": "contradicted", "evidence": clash[2], "passage_id": clash[1],
+                "reason": f"{clash[3]} in the sentence matching its words (overlap {clash[0]:.2f})"}
+    return {"verdict": "unsupported", "evidence": "", "passage_id": "",
+            "reason": f"best content-word overlap {recall:.2f} is below {THRESHOLD}"}
 
 
 class OfflineJudge:
