@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from audit.judge import offline
+from audit.judge.guard import evidence_guard
 from audit.judge.selectors import answer_judge_verdicts, judge_versions_for, latest_judge_version
 from audit.judge.services import JudgeRunError, judge_run_create, judge_run_enqueue, judge_run_execute
 from audit.models import Answer, Claim, JudgeRun, JudgeVerdict, JudgeVersion
@@ -34,10 +35,48 @@ def test_it_verifies_by_overlap_with_verbatim_evidence():
     assert (unsupported["verdict"], unsupported["evidence"]) == ("unsupported", "")
 
 
+def test_it_folds_a_list_lead_in_into_fragment_items_and_strips_citations():
+    text = ("Based on the provided passages, the main symptoms of IBS are:\n\n1. Diarrhea ( passage 1)\n"
+            "2. Gas or bloating (Passages 1 and 2)\n\n(Passage 3)\nHere are some differences between them:\n"
+            "- The tower was completed in 1889 (Passage 1).\n- According to passage 2, it is not open at night.")
+    spans = offline.decompose_spans(text)
+    assert [c for c, _, _ in spans] == ["the main symptoms of IBS are diarrhea", "the main symptoms of IBS are gas or "
+                                        "bloating", "The tower was completed in 1889", "it is not open at night."]
+    # The span is where the claim's own words sit in the answer (the item, not the folded lead-in).
+    assert [text[a:b] for _, a, b in spans] == [
+        "Diarrhea", "Gas or bloating", "The tower was completed in 1889", "it is not open at night."]
+    cited = "Vietnam (Passage 2) was a colony of France."  # a citation inside a claim stays inside its span
+    assert offline.decompose_spans(cited) == [("Vietnam was a colony of France.", 0, len(cited))]
+    assert offline.decompose("The causes are:\n\nNobody knows.") == ["Nobody knows."]  # no list: lead-in dropped
+
+
+def test_it_keeps_a_refusal_as_one_non_assertive_claim():
+    text = "Unable to answer based on given passages.\n\nThe passages do not mention a restaurant. Good luck!"
+    claims = offline.decompose(text)
+    assert claims == ["Unable to answer based on given passages.", "The passages do not mention a restaurant."]
+    assert {offline.verify(PASSAGES, c)["verdict"] for c in claims} == {"non_assertive"}
+
+
+def test_it_gives_the_expected_verdicts_on_a_hand_example_with_evidence_passing_the_guard():
+    answer = ("Based on the passages, the Eiffel Tower was completed in 1925 and it is 330 metres tall (Passage 1). "
+              "The tower is open at night in winter. It hosts a famous restaurant run by a chef.")
+    got = [(c, offline.verify(PASSAGES, c)) for c in offline.decompose(answer)]
+    assert [(c, v["verdict"]) for c, v in got] == [
+        ("the Eiffel Tower was completed in 1925", "contradicted"), ("it is 330 metres tall", "supported"),
+        ("The tower is open at night in winter.", "contradicted"),
+        ("It hosts a famous restaurant run by a chef.", "unsupported")]
+    texts = dict(PASSAGES)
+    for _, v in got[:3]:
+        assert evidence_guard(v["verdict"], v["evidence"], texts[v["passage_id"]]) == (v["verdict"], True)
+    # Stemming and number formatting: "completing ... 1889.0" still meets "completed in 1889".
+    assert offline.verify(PASSAGES, "Completing the Eiffel Tower took until 1889.0.")["verdict"] == "supported"
+
+
 def test_it_is_deterministic_and_versioned(db):
     assert offline.decompose("A is B. C is D.") == offline.decompose("A is B. C is D.")
     v = offline.offline_version()
     assert v == offline.offline_version() and v.kind == "offline" and "offline baseline" in v.label
+    assert v.name == "offline-lexical-v2" and v.spec["threshold"] == offline.THRESHOLD
 
 
 @pytest.mark.django_db
@@ -87,12 +126,15 @@ def test_it_selects_versions_and_per_answer_verdicts():
     good = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889.", passages=PASSAGES)
     bad = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889. It was painted gold.",
                              passages=PASSAGES)
+    refusal = make_judged_answer(ds, text="Unable to answer based on given passages.", passages=PASSAGES)
     judge_run_execute(judge_run_create(backend="offline", dataset=ds).pk)
     version = JudgeVersion.objects.get(kind="offline")
     answers = Answer.objects.filter(dataset=ds)
     assert latest_judge_version(answers) == version
-    assert [(v, v.n_verdicts) for v in judge_versions_for(answers)] == [(version, 3)]
-    assert answer_judge_verdicts([good.pk, bad.pk], version) == {good.pk: "supported", bad.pk: "unsupported"}
+    assert [(v, v.n_verdicts) for v in judge_versions_for(answers)] == [(version, 4)]
+    # An answer that says the passages do not answer passes (DESIGN rule 6): its claim is not scored.
+    assert answer_judge_verdicts([good.pk, bad.pk, refusal.pk], version) == {
+        good.pk: "supported", bad.pk: "unsupported", refusal.pk: "non_assertive"}
     assert latest_judge_version(Answer.objects.none()) is None
 
 

@@ -69,11 +69,17 @@ def _tidy(text):
 
 
 def _trim(s, start, end):
-    """Shrink (start, end) past surrounding spaces and punctuation left by blanked citations."""
+    """Shrink (start, end) past surrounding spaces and punctuation left by blanked citations, and past a
+    stop that follows one, as _tidy does: the span then holds exactly the claim's words."""
     while start < end and s[start] in " \t,;":
         start += 1
     while end > start and s[end - 1] in " \t,;":
         end -= 1
+    stop = end
+    while stop > start and s[stop - 1] in ".!?":
+        stop -= 1
+    if stop < end and stop > start and s[stop - 1].isspace():
+        return _trim(s, start, stop)
     return start, end
 
 
