@@ -171,3 +171,16 @@ def test_it_judges_explicit_answers_and_audits_by_name():
     audit = make_audit(answers[:1], name="2026-W49")
     run = judge_run_create(backend="offline", audit="2026-W49")
     assert (run.audit, run.dataset, run.answers_total) == (audit, ds, 1)
+
+
+
+def test_it_stores_the_span_of_a_folded_list_item(db):
+    text = "The main symptoms of IBS are:\n1. Diarrhea\n2. Constipation"
+    answer = make_answer(text=text, n_claims=0)
+    run = judge_run_create(backend="offline", answers=[answer])
+    judge_run_execute(run.id)
+    folded = [c for c in Claim.objects.filter(answer=answer) if c.text.lower().endswith("diarrhea")]
+    assert len(folded) == 1
+    assert folded[0].text not in text  # folded: not verbatim in the answer
+    assert folded[0].span_start is not None
+    assert "Diarrhea" in text[folded[0].span_start:folded[0].span_end]

@@ -15,7 +15,7 @@ import json
 import re
 
 from audit.judge import offline_decompose
-from audit.judge.offline_decompose import SENTENCE, decompose, decompose_spans  # noqa: F401 (interface)
+from audit.judge.offline_decompose import SENTENCE, decompose, decompose_spans  # noqa: F401 (decompose: interface)
 from audit.judge.outcome import Outcome
 
 NAME = "offline-lexical-v2"
@@ -163,5 +163,5 @@ class OfflineJudge:
 
     def call(self, stage, params):
         if stage == "decompose":
-            return Outcome(data=decompose(params["answer_text"]))
+            return Outcome(data=[tuple(c) for c in decompose_spans(params["answer_text"])])
         return Outcome(data=verify(params["passages"], params["claim_text"]))

@@ -118,12 +118,14 @@ class Recorder:
         return r.input_tokens + r.output_tokens + r.cache_write_tokens + r.cache_read_tokens
 
     def store_claims(self, st, texts):
-        """Returns the new claims as [(id, text)]; [] when the answer got claims meanwhile."""
+        """texts: claim strings, or (text, start, end) when the decomposer knows the span (the offline
+        judge folds list lead-ins into items, so their text is not verbatim in the answer).
+        Returns the new claims as [(id, text)]; [] when the answer got claims meanwhile."""
         if Claim.objects.filter(answer_id=st.id).exists():
             return []
         rows, cursor = [], 0
-        for i, text in enumerate(texts):
-            start, end = locate(st.text, text, cursor)
+        for i, item in enumerate(texts):
+            text, start, end = item if isinstance(item, tuple) else (item, *locate(st.text, item, cursor))
             cursor = end if end is not None else cursor
             rows.append(Claim(answer_id=st.id, position=i, text=text, span_start=start, span_end=end,
                               origin=ClaimOrigin.JUDGE, judge_version_id=self.run.judge_version_id))
