@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.test import TestCase
 
-from tests.factories import PASSWORD, make_answer, make_dataset, make_user
+from tests.factories import PASSWORD, make_answer, make_audit, make_dataset, make_user
 
 
 class AuthTests(TestCase):
@@ -146,3 +146,33 @@ class AnswerPageJudgeTests(TestCase):
         self.assertContains(r, 'title="judge evidence for claim 1">Paris is the capital of France.</mark>', count=1)
         self.assertContains(r, "failed evidence guard")
         self.assertContains(r, "[offline baseline]")
+
+
+class HomeTests(TestCase):
+    def test_it_shows_a_lead_their_audits_and_runs_in_constant_queries(self):
+        from audit.models import JudgeRun, JudgeVersion
+
+        lead = make_user("lead", "lead")
+        self.client.force_login(lead)
+        version = JudgeVersion.objects.create(kind="offline", name="offline-x", content_hash="hx")
+
+        def add(i):
+            audit = make_audit([make_answer(external_id=f"h{i}")], name=f"2026-W{i:02d}")
+            JudgeRun.objects.create(judge_version=version, backend="offline", audit=audit, status="done")
+
+        add(1)
+        with self.assertNumQueries(5) as ctx:
+            r = self.client.get("/")
+        self.assertContains(r, "2026-W01")
+        self.assertContains(r, "offline-x [offline baseline]")
+        for i in range(2, 8):
+            add(i)
+        with self.assertNumQueries(len(ctx.captured_queries)):
+            self.client.get("/")
+
+    def test_it_hides_lead_sections_from_annotators(self):
+        make_audit([make_answer()], name="secret-audit")
+        self.client.force_login(make_user("ann", "annotator"))
+        r = self.client.get("/")
+        self.assertNotContains(r, "secret-audit")
+        self.assertNotContains(r, "Judge runs")

@@ -10,8 +10,15 @@ from audit.models import Answer, Dataset
 
 def home(request):
     from annotations.workspace.selectors import annotator_audits
+    from audit.judge.selectors import judge_runs
+    from audit.sampling.selectors import audit_list
 
-    ctx = {"my_audits": annotator_audits(request.user) if roles.has_role(request.user, roles.ANNOTATOR) else []}
+    user, ctx = request.user, {}
+    if roles.has_role(user, roles.ANNOTATOR):
+        ctx["my_audits"] = annotator_audits(user)
+    if roles.has_role(user, roles.LEAD):
+        ctx["recent_audits"] = list(audit_list()[:6])
+        ctx["recent_runs"] = list(judge_runs()[:4])
     return render(request, "audit/home.html", ctx)
 
 
