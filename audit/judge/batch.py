@@ -59,6 +59,7 @@ def collect(run, judge, rec, entry, progress):
     run.message = f"Waiting for batch {entry['id']} ({entry['stage']}, {entry['requests']} requests)."
     rec.flush(force=True)
     while not judge.batch_ended(entry["id"]):
+        rec.flush()  # the heartbeat while the batch runs; stops here if a resume took the run over
         if progress:
             progress(run)
         time.sleep(poll)

@@ -3,13 +3,16 @@
 HTTP calls run on worker threads (at most JUDGE_CONCURRENCY at once) that do nothing else; this
 coordinating thread owns every database write (store.py). Decompose and verify
 calls share the pool, verify first, so it stays full across answers and answers finish in turn.
-Killed at any point, a rerun loads what is stored and calls the API only for the rest (store.load_states)."""
+Killed at any point, a rerun loads what is stored and calls the API only for the rest (store.load_states).
+Each execution holds a lease on the run row and beats (store.Recorder.flush) while it works, even while
+calls are slow; a resume takes the lease over and the older execution, if still alive, stops at its next beat."""
 
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
-from queue import SimpleQueue
+from queue import Empty, SimpleQueue
 
 from django.conf import settings
 from django.db import transaction
@@ -17,12 +20,13 @@ from django.utils import timezone
 
 from audit.judge.offline import OfflineJudge
 from audit.judge.outcome import FatalJudgeError
-from audit.judge.store import AnswerState, Recorder, load_states, scope_answer_ids
+from audit.judge.store import AnswerState, LeaseLost, Recorder, load_states, scope_answer_ids
 from audit.models import JudgeRun
 
 CHUNK = 200  # answers loaded per query round
 OFFLINE_WINDOW = 64  # offline results stored per transaction
 LINGER = 0.01  # seconds the coordinator waits after a result for more to arrive
+HEARTBEAT_SECONDS = 10.0  # longest wait for a result before beating anyway (slow calls, retries with backoff)
 
 
 @dataclass
@@ -75,8 +79,12 @@ class Finished:
     def put(self, future):
         self.queue.put(future)
 
-    def take(self):
-        done = [self.queue.get()]
+    def take(self, timeout=None):
+        """The finished futures, or [] when none finished within timeout seconds."""
+        try:
+            done = [self.queue.get(timeout=timeout)]
+        except Empty:
+            return []
         if self.linger:  # let a few more land: one transaction for several results, fewer wake-ups
             time.sleep(self.linger)
         while not self.queue.empty():
@@ -178,6 +186,7 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
 
     try:
         while True:
+            rec.flush()  # the heartbeat; raises LeaseLost once a resume has taken the run over
             while len(in_flight) < window and not over_budget and (item := next_item()):
                 est = budget.estimate(item)
                 if not budget.allows(est):
@@ -189,7 +198,9 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
                 future.add_done_callback(finished.put)
             if not in_flight:
                 break
-            done = finished.take()
+            done = finished.take(HEARTBEAT_SECONDS)
+            if not done:
+                continue
             verdicts = []
             with transaction.atomic():
                 for future in done:
@@ -199,7 +210,6 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
                     rec.add_usage(outcome.usage)
                     run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
                 rec.store_verdicts(verdicts)
-            rec.flush()
             if progress:
                 progress(run)
     finally:
@@ -212,18 +222,29 @@ def execute(run, *, progress=None, retry_failed=False):
 
     batch = run.use_batch and run.backend == "anthropic"
     rec = Recorder(run, discount=BATCH_DISCOUNT if batch else 1.0)
+    rec.take_lease()
     run.status, run.message, run.finished_at = JudgeRun.Status.RUNNING, "", None
     run.started_at = run.started_at or timezone.now()
+    try:
+        return _execute(run, rec, run_batches if batch else run_sync, progress, retry_failed)
+    except LeaseLost as exc:
+        run.message = f"Stopped: {exc}."  # not saved: the row belongs to the execution that took it over
+        return run
+
+
+def _execute(run, rec, runner, progress, retry_failed):
     answer_ids = scope_answer_ids(run)
     rec.start(answer_ids)
     try:
-        judge = make_judge(run)
-        runner = run_batches if batch else run_sync
-        over_budget = runner(run, judge, rec, answer_ids, progress, retry_failed)
+        over_budget = runner(run, make_judge(run), rec, answer_ids, progress, retry_failed)
     except FatalJudgeError as exc:
         return finish(run, rec, JudgeRun.Status.FAILED, f"Stopped: {exc}")
+    except LeaseLost:
+        raise
     except BaseException as exc:
-        finish(run, rec, JudgeRun.Status.FAILED, f"Interrupted ({type(exc).__name__}: {exc}). Run it again to resume.")
+        with suppress(LeaseLost):  # taken over meanwhile: the row is the new execution's to write
+            finish(run, rec, JudgeRun.Status.FAILED,
+                   f"Interrupted ({type(exc).__name__}: {exc}). Run it again to resume.")
         raise
     status = JudgeRun.Status.BUDGET if over_budget else JudgeRun.Status.DONE
     return finish(run, rec, status, summary(run, over_budget))

@@ -1,6 +1,7 @@
 """Writes of the judge: create a run, execute it (resumable), retry its failures, queue it for the worker."""
 
 from django.conf import settings
+from django.utils import timezone
 
 from audit.judge import runner
 from audit.judge.offline import offline_version
@@ -70,10 +71,12 @@ def judge_run_update_budget(run, *, budget_usd=None, budget_tokens=None):
 
 
 def judge_run_enqueue(run, *, retry_failed=False):
-    """Hand the run to the database task worker (`manage.py db_worker`)."""
+    """Hand the run to the database task worker (`manage.py db_worker`). A stalled run is resumed this way:
+    the execution the worker starts takes the run's lease, so an old one still alive stops (runner.py)."""
     from audit.judge.tasks import judge_run_task
 
     run.status = JudgeRun.Status.QUEUED
     run.message = "Waiting for the task worker (manage.py db_worker)."
-    run.save(update_fields=["status", "message"])
+    run.heartbeat_at = timezone.now()  # stalled again only if no worker picks it up in time
+    run.save(update_fields=["status", "message", "heartbeat_at"])
     return judge_run_task.enqueue(run.pk, retry_failed)

@@ -3,16 +3,25 @@ on the coordinating thread only (worker threads do HTTP), so SQLite never sees c
 
 import re
 import time
+import uuid
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
+from django.utils import timezone
 
 from audit.judge.guard import evidence_guard
-from audit.models import Answer, Claim, ClaimOrigin, JudgeFailure, JudgeVerdict, Passage
+from audit.models import Answer, Claim, ClaimOrigin, JudgeFailure, JudgeRun, JudgeVerdict, Passage
 
 FLUSH_SECONDS = 1.0  # progress counters reach the run row at most this often
+FLUSHED = ["status", "message", "batch_ids", "answers_total", "answers_done", "claims_done", "items_failed",
+           "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "cost_usd",
+           "started_at", "finished_at", "heartbeat_at"]
+
+
+class LeaseLost(Exception):  # noqa: N818 - a signal to stop, not an error of this execution
+    """Another execution (a resume) took the run over: this one stops without writing anything more."""
 
 
 @dataclass
@@ -169,11 +178,19 @@ class Recorder:
             st.failed.discard((stage, claim_id))
             self.run.items_failed -= 1
 
+    def take_lease(self):
+        """This execution now owns the run; an older one still alive stops at its next heartbeat."""
+        r = self.run
+        r.lease, r.heartbeat_at = uuid.uuid4().hex, timezone.now()
+        JudgeRun.objects.filter(pk=r.pk).update(lease=r.lease, heartbeat_at=r.heartbeat_at)
+
     def flush(self, force=False):
+        """Counters and the heartbeat, written only while this execution holds the lease (one UPDATE
+        with the lease in its WHERE, so a taken-over execution can never overwrite its successor)."""
         now = time.monotonic()
         if force or now - self.last_flush >= FLUSH_SECONDS:
-            self.run.save(update_fields=[
-                "status", "message", "batch_ids", "answers_total", "answers_done", "claims_done", "items_failed",
-                "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "cost_usd",
-                "started_at", "finished_at"])
+            r = self.run
+            r.heartbeat_at = timezone.now()
+            if not JudgeRun.objects.filter(pk=r.pk, lease=r.lease).update(**{f: getattr(r, f) for f in FLUSHED}):
+                raise LeaseLost(f"judge run {r.pk} was taken over by another execution")
             self.last_flush = now

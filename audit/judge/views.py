@@ -31,8 +31,9 @@ def runs(request):
 def run_detail(request, run_id):
     run = _run_or_404(run_id)
     ctx = {"run": run, "failures": selectors.run_failures(run), "form": ResumeForm()}
-    if request.htmx:
-        return render(request, "judge/run.html#progress", ctx, status=200 if run.is_active else HTMX_STOP_POLLING)
+    if request.htmx:  # a stalled run waits for the lead: polling would wipe the resume form as they type
+        polling = run.is_active and not run.is_stalled
+        return render(request, "judge/run.html#progress", ctx, status=200 if polling else HTMX_STOP_POLLING)
     return render(request, "judge/run.html", ctx)
 
 
@@ -41,7 +42,7 @@ def run_detail(request, run_id):
 def run_resume(request, run_id):
     run = _run_or_404(run_id)
     form = ResumeForm(request.POST)
-    if run.is_active:
+    if run.is_active and not run.is_stalled:
         messages.error(request, f"Run {run.pk} is {run.get_status_display().lower()}: wait for it to stop.")
     elif form.is_valid():
         d = form.cleaned_data

@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from audit.models.answers import Verdict
 
@@ -88,6 +89,11 @@ class JudgeRun(models.Model):
     budget_usd = models.FloatField(null=True, blank=True)
     budget_tokens = models.BigIntegerField(null=True, blank=True)
     message = models.TextField(blank=True)
+    # The executing worker writes heartbeat_at as it progresses; a run that stops beating is stalled
+    # (its worker was killed) and can be resumed. lease names the execution that owns the run: a resume
+    # writes a new one, and an older execution still alive stops at its next heartbeat.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    lease = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at"]
@@ -95,6 +101,19 @@ class JudgeRun(models.Model):
     @property
     def is_active(self):
         return self.status in (self.Status.QUEUED, self.Status.RUNNING, self.Status.BATCH_SUBMITTED)
+
+    @property
+    def stalled_minutes(self):
+        """Minutes without a sign of life when an active run has had none for JUDGE_STALL_SECONDS, else None."""
+        last = self.heartbeat_at or self.started_at or self.created_at
+        if not self.is_active or last is None:
+            return None
+        quiet = (timezone.now() - last).total_seconds()
+        return int(quiet // 60) if quiet > getattr(settings, "JUDGE_STALL_SECONDS", 120) else None
+
+    @property
+    def is_stalled(self):
+        return self.stalled_minutes is not None
 
 
 class JudgeFailure(models.Model):
