@@ -45,6 +45,8 @@
         tpl.innerHTML = html.trim();
         const fresh = tpl.content.getElementById("passages");
         if (fresh) old.replaceWith(fresh);
+        const api = window.ClaimAudit && window.ClaimAudit.sentenceCursor;
+        if (api) api.redraw();  // the sentence cursor survives the swap (same passage, same sentence)
       })
       .catch(() => {});
   }
@@ -70,19 +72,24 @@
     if (!check(form, "evidence", slot)) check(form, "evidence", "none");
   }
 
-  /* Evidence comes from the workspace's evidence.js: window.ClaimAudit.passageSelection() gives
-     {passage, start, end, text} with offsets in code points of the raw passage text, {error}, or null. */
+  /* Evidence comes from the workspace's evidence.js: window.ClaimAudit.evidence() gives the passage
+     selection, else the sentence cursor's span, as {passage, start, end, text} with offsets in code points
+     of the raw passage text, {error}, or null. */
   function passageSelection() {
-    const api = window.ClaimAudit && window.ClaimAudit.passageSelection;
+    const api = window.ClaimAudit && window.ClaimAudit.evidence;
     return typeof api === "function" ? api() : null;
   }
+  const cursor = (fn, step) => window.ClaimAudit && window.ClaimAudit.sentenceCursor[fn](step);
 
   function takeSelection(block) {
     const form = block && block.querySelector("form.gold-form");
     const s = passageSelection();
     if (!form) return;
     const out = form.querySelector(".new-evidence");
-    if (!s || s.error) { out.textContent = (s && s.error) || "Select text in a passage first."; return; }
+    if (!s || s.error) {
+      out.textContent = (s && s.error) || "Select text in a passage (or move the sentence cursor with . and ,) first.";
+      return;
+    }
     form.elements.passage.value = s.passage;
     form.elements.start.value = s.start;
     form.elements.end.value = s.end;
@@ -113,6 +120,10 @@
     else if (k >= "1" && k <= "4") { if (current) check(current.querySelector("form.gold-form"), "verdict", VERDICTS[+k - 1]); }
     else if (k === "a" || k === "b") takeLabel(k);
     else if (k === "s") takeSelection(current);
+    else if (k === "." || k === ",") cursor("move", k === "." ? 1 : -1);
+    else if ((k === "ArrowRight" || k === "ArrowLeft") && e.shiftKey && e.target.type !== "radio") {
+      cursor("extend", k === "ArrowRight" ? 1 : -1);
+    }
     else if (k === "r") { const r = current && current.querySelector('input[name="reason"]'); if (r) r.focus(); }
     else if (k === "?") help();
     else if (k === "Enter" && !["A", "BUTTON", "SUMMARY"].includes(e.target.tagName)) save();

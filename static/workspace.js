@@ -108,6 +108,8 @@
   });
 
   // ---- keyboard ----
+  function cursor() { return window.ClaimAudit.sentenceCursor; }
+
   function typing(el) {
     if (!el || !el.tagName) return false;
     if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
@@ -127,6 +129,7 @@
     o: function () { press(document.getElementById("omission")); },
     "?": function () { help.showModal(); },
     "[": function () { var a = document.getElementById("prev-answer"); if (a) a.click(); },
+    ".": function () { cursor().move(1); }, ",": function () { cursor().move(-1); },
     "]": function () { var a = document.getElementById("next-answer"); if (a) a.click(); },
   };
   ["1", "2", "3", "4"].forEach(function (k, i) {
@@ -149,6 +152,11 @@
       return;
     }
     if (help.open) return; // the dialog handles Escape itself
+    if ((ev.key === "ArrowRight" || ev.key === "ArrowLeft") && ev.shiftKey && !(t.closest && t.closest(".passages-pane"))) {
+      ev.preventDefault(); // grow / shrink the sentence cursor (in the passages pane Shift+arrows stay native)
+      cursor().extend(ev.key === "ArrowRight" ? 1 : -1);
+      return;
+    }
     if (ev.key === "Enter" && ev.shiftKey) {
       ev.preventDefault();
       submitWhenSaved();
@@ -185,10 +193,10 @@
       sentNotes[elt.id] = elt.value;
     }
     if (elt.hasAttribute("data-attach")) {
-      var sel = window.ClaimAudit.passageSelection();
+      var sel = window.ClaimAudit.evidence(); // the text selected in a passage, else the sentence cursor
       if (!sel || sel.error) {
         ev.preventDefault();
-        say(sel ? sel.error : "Select the evidence text in a passage first, then press e.", true);
+        say(sel ? sel.error : "Select the evidence text in a passage (or move the sentence cursor with . and ,), then press e.", true);
         return;
       }
       ev.detail.parameters.passage = sel.passage;
@@ -222,6 +230,7 @@
       typed = null;
     }
     refresh();
+    cursor().redraw(); // an attach re-renders the passage under the cursor
     if (submitting) { // refused: take the annotator to the first claim that is not ready
       submitting = false;
       var first = document.querySelector("#submit-box [data-goto]");
