@@ -3,6 +3,7 @@ claims behind each matrix cell; version filter; constant query count."""
 
 import json
 import re
+from html import unescape as html_unescape
 
 import krippendorff
 import numpy as np
@@ -22,6 +23,15 @@ def section(html, sid):
     m = re.search(rf'<section id="{sid}">(.*?)</section>', html, re.S)
     assert m, f"section {sid} missing"
     return re.sub(r"\s+", " ", m.group(1))
+
+
+def drill_rows(html):
+    body = re.search(r'<table class="table drill" id="(?:claims|answers)">.*?<tbody>(.*?)</tbody>', html, re.S).group(1)
+    return 0 if "match.</td>" in body else body.count("<tr>")
+
+
+def text(html):
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
 
 
 def ac1(t):
@@ -51,7 +61,8 @@ class ReportPageTests(TestCase):
     def test_it_is_for_leads_only(self):
         for user in (make_user("a", "annotator"), make_user("adj", "adjudicator"), self.k["users"][0]):
             self.client.force_login(user)
-            for url in (self.url, f"{self.url}report.json", f"{self.url}claims/?judge=supported&gold=supported"):
+            for url in (self.url, f"{self.url}report.json", f"{self.url}claims/?judge=supported&gold=supported",
+                        f"{self.url}answers/?gold=fail"):
                 self.assertEqual(self.client.get(url).status_code, 403, url)
         self.client.force_login(self.lead)
         self.assertEqual(self.client.get("/reports/99999/").status_code, 404)
@@ -61,7 +72,7 @@ class ReportPageTests(TestCase):
     def test_it_shows_every_faithfulness_number(self):
         f = section(self.get(), "faithfulness")
         self.assertIn("0.400</span> <span class=\"ci\">[0.118, 0.769]", f)  # 2 of 5, Wilson
-        self.assertIn("2 of 5 answers have an unsupported or contradicted claim", f)
+        self.assertIn("2 of 5 answers have an unsupported or contradicted claim", text(f))
         # weighted: 100/120 * 2/3 + 20/120 * 0; var = W1^2 p(1-p)/(n-1) (1 - 3/100)
         w1, p = 100 / 120, 2 / 3
         half = 1.959964 * (w1**2 * p * (1 - p) / 2 * 0.97) ** 0.5
@@ -73,28 +84,29 @@ class ReportPageTests(TestCase):
         half = 1.959964 * (w1**2 * r1.var(ddof=1) / 3 * 0.97) ** 0.5
         self.assertIn(f'id="claim-ratio-weighted"><span class="num">0.769</span> <span class="ci">'
                       f"[{w1 * r1.mean() + 20 / 120 - half:.3f}, 1.000]", f)
-        self.assertIn("1 contradicted</span>, <span class=\"v-unsupported\">1 unsupported</span> of 13 scored", f)
-        self.assertIn("2 non_assertive", f)
+        self.assertIn("1 contradicted, 1 unsupported of 13 scored claims; 2 non_assertive (not scored)", text(f))
+        f = re.sub(r'<a href="[^"]+">(\d+)</a>', r"<a>\1</a>", f)  # the links are followed in their own test
         self.assertRegex(f, r"<td>s1</td><td class=\"num\">100</td><td class=\"num\">0.833</td>"
-                            r"<td class=\"num\">3</td> <td><span class=\"num\">0.667</span> <span class=\"ci\">"
-                            r"\[0.208, 0.939\]</span></td><td><span class=\"num\">0.722</span></td>"
-                            r"<td class=\"num\">1</td><td class=\"num\">1</td>")
+                            r"<td class=\"num\"><a>3</a></td><td class=\"num\"><a>2</a></td> <td><span class=\"num\">"
+                            r"0.667</span> <span class=\"ci\">\[0.208, 0.939\]</span></td><td><span class=\"num\">0.722"
+                            r"</span></td><td class=\"num\"><a>1</a></td><td class=\"num\"><a>1</a></td>")
         self.assertRegex(f, r"<td>s2</td><td class=\"num\">20</td><td class=\"num\">0.167</td>"
-                            r"<td class=\"num\">2</td> <td><span class=\"num\">0.000</span> <span class=\"ci\">"
+                            r"<td class=\"num\"><a>2</a></td><td class=\"num\"><a>0</a></td> <td><span class=\"num\">"
+                            r"0.000</span> <span class=\"ci\">"
                             r"\[0.000, 0.658\]")
         self.assertIn("<svg", f)
 
     def test_it_shows_every_agreement_number(self):
-        a = section(self.get(), "agreement")
+        a = re.sub(r'<a href="[^"]+">(\d+)</a>', r"<a>\1</a>", section(self.get(), "agreement"))
         t = [[10, 0, 0, 0], [0, 0, 1, 0], [1, 0, 1, 0], [0, 0, 0, 2]]  # A rows, B columns
         la = [v for r in KNOWN for v in r[1]]
         lb = [v for r in KNOWN for v in r[2]]
         alpha = krippendorff.alpha(reliability_data=np.array([la, lb]), level_of_measurement="nominal")
         self.assertIn("Claims (15 labelled by both, 5 answers)", a)
         self.assertRegex(a, r'id="iaa-percent"><th>Percent agreement</th><td><span class="num">0.867</span> '
-                            r'<span class="ci">\[[01]\.\d{3}, 1.000\]</span> <span class="muted">13 of 15</span>'
-                            r'</td><td><span class="num">0.800</span> <span class="ci">\[0\.\d{3}, 1.000\]</span> '
-                            r'<span class="muted">4 of 5</span>')
+                            r'<span class="ci">\[[01]\.\d{3}, 1.000\]</span> <span class="muted">13 of <a>15</a>; '
+                            r'<a>2</a> disagree</span></td><td><span class="num">0.800</span> <span class="ci">'
+                            r'\[0\.\d{3}, 1.000\]</span> <span class="muted">4 of <a>5</a>; <a>1</a> disagree</span>')
         kappa = cohens_kappa(np.array(t)).kappa
         self.assertIn(f'id="iaa-kappa"><th>Cohen\'s kappa</th><td><span class="num">{kappa:.3f}', a)
         self.assertIn(f'<td><span class="num">{cohens_kappa(np.array([[2, 1], [0, 2]])).kappa:.3f}', a)
@@ -108,10 +120,11 @@ class ReportPageTests(TestCase):
 
     def test_it_shows_every_judge_number(self):
         j = section(self.get(), "judge")
+        jr = re.sub(r'<a href="[^"]+">(\d+)</a>', r"<a>\1</a>", j)  # links are followed in their own test
         self.assertIn("The judge agreed with gold on 11 of 14 claims; the annotators agreed with each other on "
-                      "12 of 14", j)
-        self.assertIn("1 judge verdict failed the evidence guard", j)
-        self.assertIn('1 gold claim without a judge verdict (row "none"); 0 judged claims still without gold', j)
+                      "12 of 14", text(j))
+        self.assertIn("1 judge verdict failed the evidence guard", text(j))
+        self.assertIn('1 gold claim without a judge verdict (row "none"); 0 judged claims still without gold', text(j))
         cells = re.findall(r"judge=(\w+)&amp;gold=(\w+)&amp;version=\d+\">(\d+)</a> <small class=\"muted\">([\d.]+)",
                            j)
         self.assertEqual(sorted(cells), sorted([
@@ -119,8 +132,9 @@ class ReportPageTests(TestCase):
             ("unsupported", "supported", "1", "33.3"), ("unsupported", "contradicted", "1", "33.3"),
             ("unsupported", "unsupported", "1", "33.3"), ("non_assertive", "non_assertive", "1", "33.3"),
             ("none", "supported", "1", "10.0")]))
-        self.assertRegex(j, r'id="judge-accuracy">.*?<span class="num">0.786</span> <span class="ci">\[.*?\]</span> '
-                            r'<span class="muted">11 of 14</span></td><td><span class="num">0.781</span></td>'
+        self.assertRegex(jr, r'id="judge-accuracy">.*?<span class="num">0.786</span> <span class="ci">\[.*?\]</span> '
+                            r'<span class="muted">11 of <a>14</a>; <a>3</a> disagree</span></td>'
+                            r'<td><span class="num">0.781</span></td>'
                             r'<td><span class="num">0.786</span></td><td><span class="num">0.857</span>')
         jt = np.array([[9, 0, 0, 1], [0, 0, 0, 0], [1, 1, 1, 0], [0, 0, 0, 1]])
         self.assertIn(f'id="judge-kappa"><th>Cohen\'s kappa</th><td><span class="num">{cohens_kappa(jt).kappa:.3f}', j)
@@ -130,9 +144,9 @@ class ReportPageTests(TestCase):
         self.assertRegex(j, r'id="prf-supported">.*?<td><span class="num">0.900</span></td>'
                             r'<td><span class="num">0.900</span>')
         self.assertIn("the judge never said contradicted", j)
-        self.assertRegex(j, r'<span class="num">0.750</span> <span class="ci">\[.*?\]</span> '
-                            r'<span class="muted">3 of 4</span></td><th>Population-weighted</th><td><span class="num">'
-                            r"0.697")  # (33.3 + 33.3 + 10) / 110
+        self.assertRegex(jr, r'<span class="num">0.750</span> <span class="ci">\[.*?\]</span> '
+                             r'<span class="muted">3 of <a>4</a>; <a>1</a> disagree</span></td>'
+                             r'<th>Population-weighted</th><td><span class="num">0.697')  # (33.3 + 33.3 + 10) / 110
         self.assertRegex(j, r'Failing answers caught \(recall\)</th><td><span class="num">1.000</span></td><th>'
                             r'Precision</th><td><span class="num">0.667')
         self.assertIn("offline-baseline [offline baseline] (15 verdicts)", j)
@@ -175,8 +189,8 @@ class ReportPageTests(TestCase):
     def test_it_filters_by_judge_version(self):
         base = self.k["baseline"].id
         j = section(self.get(version=base), "judge")
-        self.assertIn("The judge agreed with gold on 11 of 15 claims", j)
-        self.assertIn("0 judge verdicts failed", j)
+        self.assertIn("The judge agreed with gold on 11 of 15 claims", text(j))
+        self.assertIn("0 judge verdicts failed", text(j))
         self.assertIn(f'<option value="{base}" selected>', j)
         r = self.client.get(self.url, {"version": base}, headers={"HX-Request": "true"})
         body = r.content.decode()
@@ -189,16 +203,78 @@ class ReportPageTests(TestCase):
     def test_it_lists_the_claims_behind_a_cell(self):
         url = f"{self.url}claims/"
         html = self.get(url, judge="unsupported", gold="supported", version=self.k["latest"].id)
-        rows = re.findall(r"<tr><td><a href=\"/answers/\d+/\?version=\d+\">(\w+)</a></td><td>([^<]+)</td>", html)
-        self.assertEqual(rows, [("known2", "Claim number 2 says Paris is the capital.")])
-        self.assertIn('<span class="tag bad">failed</span>', html)
-        self.assertIn("(supported)", html)  # raw verdict before the guard
+        self.assertEqual(drill_rows(html), 1)
+        row = re.sub(r"\s+", " ", re.search(r"<tbody>(.*?)</tbody>", html, re.S).group(1))
+        self.assertRegex(row, r'<a href="/answers/\d+/\?version=\d+">known2</a>')
+        self.assertIn("Claim number 2 says Paris is the capital.", row)
+        self.assertIn("<b>Q:</b>", row)
+        self.assertIn('<span class="tag bad">failed</span>', row)
+        self.assertIn('<span class="v-unsupported">unsupported</span> <span class="muted">(supported)</span>', row)
+        self.assertIn('<span class="muted">(agreed)</span>', row)  # gold source
+        item = self.audit.items.get(answer__external_id="known2").id
+        self.assertIn(f'href="/adjudicate/{self.audit.id}/answers/{item}/history/"', row)
         html = self.get(url, judge="none", gold="supported")
         self.assertEqual(re.findall(r">(known\d)</a>", html), ["known3"])
-        html = self.get(url, judge="supported", gold="supported")
-        self.assertEqual(len(re.findall(r">(known\d)</a>", html)), 9)
-        r = self.client.get(url, {"judge": "maybe", "gold": "supported"})
-        self.assertContains(r, "judge must be one of", status_code=400)
+        self.assertEqual(drill_rows(self.get(url, judge="supported", gold="supported")), 9)
+        html = self.get(url, disagree="annotators")  # A and B verdicts side by side
+        self.assertEqual(drill_rows(html), 2)
+        self.assertIn('<td><span class="v-contradicted">contradicted</span></td><td><span class="v-unsupported">'
+                      "unsupported</span></td>", html)
+        self.assertEqual(drill_rows(self.get(url, disagree="annotators", a="unsupported", b="supported")), 1)
+
+    def test_it_links_every_count_to_a_list_of_that_many_rows(self):
+        for params in ({}, {"version": self.k["baseline"].id}):
+            page = self.get(**params)
+            links = re.findall(r'<a href="(/reports/\d+/(?:claims|answers)/\?[^"]+)">(\d+)</a>', page)
+            self.assertGreater(len(links), 50)
+            kinds = {re.sub(r"&amp;version=\d+", "", u).split("/")[-1] for u, _ in links}
+            for wanted in ("answers/?gold=fail", "answers/?gold=fail&amp;stratum=s1", "claims/?disagree=annotators",
+                           "claims/?either=unsupported", "claims/?guard=failed", "answers/?disagree=judge",
+                           "claims/?judge=supported&amp;gold=not_supported", "claims/?gold=bad&amp;judge=not_bad",
+                           "claims/?gold=contradicted&amp;scope=complete", "answers/?disagree=annotators"):
+                self.assertIn(wanted.split("/")[-1], {k.split("/")[-1] for k in kinds}, wanted)
+            for url, number in links:
+                html = self.get(html_unescape(url))
+                self.assertEqual(drill_rows(html), int(number), url)
+                self.assertIn(f'<span id="count">{number}</span>', html, url)
+
+    def test_it_follows_links_to_known_rows(self):
+        page = self.get()
+        fails = re.search(r'<a href="([^"]+answers/\?gold=fail&amp;version=\d+)">2</a> of', page).group(1)
+        self.assertEqual(re.findall(r">(known\d)</a>", self.get(html_unescape(fails))), ["known0", "known1"])
+        guard = re.search(r'<a href="([^"]+guard=failed[^"]*)">1</a> judge verdict', page).group(1)
+        self.assertEqual(re.findall(r">(known\d)</a>", self.get(html_unescape(guard))), ["known2"])
+        ans = self.get(f"{self.url}answers/", disagree="annotators")  # known3: A said unsupported, B did not
+        self.assertEqual(re.findall(r">(known\d)</a>", ans), ["known3"])
+        self.assertIn("all claims of the audit", self.get(f"{self.url}claims/"))
+        self.assertEqual(drill_rows(self.get(f"{self.url}claims/")), 15)
+
+    def test_it_rejects_invalid_filters(self):
+        for path, params, word in (("claims/", {"judge": "maybe"}, "judge="), ("claims/", {"gold": "fail"}, "gold="),
+                                   ("claims/", {"stratum": "nope"}, "stratum="), ("answers/", {"gold": "bad"}, "gold="),
+                                   ("answers/", {"disagree": "x"}, "disagree="), ("claims/", {"guard": "1"}, "guard=")):
+            r = self.client.get(f"{self.url}{path}", params)
+            self.assertContains(r, word, status_code=400)
+            self.assertContains(r, "must be one of", status_code=400)
+        empty = Audit.objects.create(name="nojudge", dataset=make_dataset("nj"), seed=1, size=5)
+        r = self.client.get(f"/reports/{empty.id}/claims/", {"judge": "none"})
+        self.assertContains(r, "no judge verdicts", status_code=400)
+        self.assertEqual(self.client.get(f"/reports/{empty.id}/answers/").status_code, 200)
+
+    def test_it_puts_drill_down_urls_in_the_json(self):
+        data = json.loads(self.client.get(f"{self.url}report.json").content)
+        v = self.k["latest"].id
+        self.assertEqual(data["faithfulness"]["fails_url"], f"{self.url}answers/?gold=fail&version={v}")
+        self.assertEqual(data["faithfulness"]["strata"][0]["fails_url"],
+                         f"{self.url}answers/?gold=fail&stratum=s1&version={v}")
+        self.assertEqual(data["agreement"]["claims"]["disagree"], 2)
+        self.assertEqual(data["judge"]["guard_failed_url"], f"{self.url}claims/?guard=failed&version={v}")
+        cell = data["judge"]["matrix"]["rows"][2]["cells"][0]
+        self.assertEqual((cell["count"], cell["url"]), (1, f"{self.url}claims/?judge=unsupported&gold=supported"
+                                                            f"&version={v}"))
+        bad = data["judge"]["prf_rows"][0]
+        self.assertEqual([bad[k] for k in ("class", "fp", "judge_total", "fn", "gold_total")], ["bad", 1, 3, 0, 2])
+        self.assertEqual(drill_rows(self.get(bad["fp_url"])), 1)
 
     def test_it_escapes_names_and_uses_no_inline_styles(self):
         Audit.objects.filter(pk=self.audit.pk).update(name="<script>x</script>")

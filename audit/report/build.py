@@ -19,6 +19,7 @@ from audit.report.stats_judge import classification_summary, precision_recall, w
 from audit.report.stats_trend import effort, fail_rate_series
 
 JUDGE_ROWS = (*VERDICTS, "none")
+JUDGE_COLUMNS = ["claim_id", "verdict", "raw_verdict", "guard_passed"]
 PASS_FAIL = ["fail", "pass"]
 METHODS = [
     "An answer fails when any gold claim is unsupported or contradicted; non_assertive claims are not scored; "
@@ -52,15 +53,20 @@ def answer_gold_table(answers, gold_long, submitted, keys):
 
 
 def claim_frame(f):
+    """One row per claim of the audit: stratum, weight, gold (and its source), A, B, judge (raw, guard)."""
     cl = f["claims"].rename(columns={"id": "claim_id"})
-    cl = cl.merge(f["items"][["answer_id", "stratum", "weight"]], on="answer_id", how="left")
-    cl = cl.merge(f["gold"][["claim_id", "verdict"]].rename(columns={"verdict": "gold"}), on="claim_id", how="left")
+    items = f["items"][["id", "answer_id", "position", "stratum", "weight"]]
+    cl = cl.merge(items.rename(columns={"id": "item_id", "position": "item_position"}), on="answer_id", how="left")
+    gold = f["gold"][["claim_id", "verdict", "source"]].rename(columns={"verdict": "gold", "source": "gold_source"})
+    cl = cl.merge(gold, on="claim_id", how="left")
     labels = f["labels"].drop_duplicates(["claim_id", "slot"])
     labels = (labels.pivot(index="claim_id", columns="slot", values="verdict") if len(labels)
               else pd.DataFrame(index=pd.Index([], name="claim_id")))
     cl = cl.merge(labels.reindex(columns=["A", "B"]), left_on="claim_id", right_index=True, how="left")
-    judge = f["judge"] if f["judge"] is not None else pd.DataFrame(columns=["claim_id", "verdict"])
-    return cl.merge(judge[["claim_id", "verdict"]].rename(columns={"verdict": "judge"}), on="claim_id", how="left")
+    judge = f["judge"] if f["judge"] is not None else pd.DataFrame(columns=JUDGE_COLUMNS)
+    judge = judge[JUDGE_COLUMNS].rename(columns={"verdict": "judge", "raw_verdict": "judge_raw",
+                                                 "guard_passed": "guard"})
+    return cl.merge(judge, on="claim_id", how="left")
 
 
 def pass_fail(flags):
@@ -143,23 +149,29 @@ def pick_version(versions, requested):
         return versions[0] if versions else None
 
 
-def build_report(audit, judge_version_id=None, *, resamples=1000):
-    versions = selectors.judge_versions(audit)
-    version = pick_version(versions, judge_version_id)
+def tables(audit, version):
+    """The frames every figure (and every drill-down list) is computed from: claims and answers."""
     f = selectors.audit_frames(audit, version["id"] if version else None)
-    seed = int(audit.seed) % 2**32
     cl = claim_frame(f)
     items = f["items"].assign(n_claims=lambda t: t["answer_id"].map(cl.groupby("answer_id").size()).fillna(0))
     gold_long = cl[cl["gold"].notna()].groupby(["answer_id", "gold"]).size().rename("n").reset_index()
     subm = f["assignments"][f["assignments"]["status"] == "submitted"]
     submitted = subm.groupby("audit_answer_id").size().rename("n").reset_index().merge(
         f["items"][["id", "answer_id"]], left_on="audit_answer_id", right_on="id")[["answer_id", "n"]]
-    answers = answer_gold_table(items.drop(columns=["id"]), gold_long.rename(columns={"gold": "verdict"}),
+    answers = answer_gold_table(items.rename(columns={"id": "item_id"}), gold_long.rename(columns={"gold": "verdict"}),
                                 submitted, ["answer_id"])
+    return f, cl, answers, subm
+
+
+def build_report(audit, judge_version_id=None, *, resamples=1000):
+    versions = selectors.judge_versions(audit)
+    version = pick_version(versions, judge_version_id)
+    seed = int(audit.seed) % 2**32
+    f, cl, answers, subm = tables(audit, version)
     report = {
         "audit": {"id": audit.id, "name": audit.name, "status": audit.status, "size": audit.size,
                   "population_size": audit.population_size, "created_at": audit.created_at.isoformat()},
-        "coverage": {"answers": len(items), "answers_complete_gold": int(answers["complete"].sum()),
+        "coverage": {"answers": len(answers), "answers_complete_gold": int(answers["complete"].sum()),
                      "claims": len(cl), "claims_with_gold": int(cl["gold"].notna().sum()),
                      "claims_labelled_twice": int((cl["A"].notna() & cl["B"].notna()).sum())},
         "faithfulness": faithfulness(answers[answers["complete"]], seed=seed),

@@ -2,9 +2,10 @@
 
 import pandas as pd
 from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models.functions import Substr
 
 from annotations.models import Assignment, GoldLabel, Label
-from audit.models import Audit, AuditAnswer, Claim, JudgeVerdict, JudgeVersion
+from audit.models import Answer, Audit, AuditAnswer, Claim, JudgeVerdict, JudgeVersion
 
 
 def _frame(qs, columns):
@@ -22,8 +23,9 @@ def judge_versions(audit):
 def audit_frames(audit, judge_version_id):
     """Everything the report needs about one audit, one query per table."""
     items = _frame(AuditAnswer.objects.filter(audit=audit).annotate(external_id=F("answer__external_id")),
-                   ["id", "answer_id", "external_id", "stratum", "stratum_population", "stratum_sample", "weight"])
-    claims = _frame(Claim.objects.filter(answer__audit_items__audit=audit), ["id", "answer_id"])
+                   ["id", "answer_id", "external_id", "position", "stratum", "stratum_population", "stratum_sample",
+                    "weight"])
+    claims = _frame(Claim.objects.filter(answer__audit_items__audit=audit), ["id", "answer_id", "position"])
     labels = _frame(
         Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status=Assignment.Status.SUBMITTED)
         .exclude(verdict="").annotate(slot=F("assignment__slot")), ["claim_id", "slot", "verdict"])
@@ -67,3 +69,20 @@ def cell_claims(audit, judge_version_id, judge, gold):
     qs = qs.filter(judge_verdict__isnull=True) if judge == "none" else qs.filter(judge_verdict=judge)
     return list(qs.values("claim_id", "claim_text", "answer_id", "external_id", "verdict", "source",
                           "judge_verdict", "raw_verdict", "guard_passed"))
+
+
+EXCERPT = 160  # characters of question/answer shown in drill-down lists
+
+
+def claim_texts(claim_ids):
+    """Claim text with its answer's id, question and text excerpts, for one page of a drill-down list."""
+    qs = Claim.objects.filter(id__in=list(claim_ids)).values(
+        "id", "text", external_id=F("answer__external_id"), question_start=Substr("answer__question", 1, EXCERPT),
+        answer_text=Substr("answer__text", 1, EXCERPT))
+    return {r["id"]: r for r in qs}
+
+
+def answer_texts(answer_ids):
+    qs = Answer.objects.filter(id__in=list(answer_ids)).values(
+        "id", "external_id", question_start=Substr("question", 1, EXCERPT), answer_text=Substr("text", 1, EXCERPT))
+    return {r["id"]: r for r in qs}

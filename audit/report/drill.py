@@ -1,0 +1,49 @@
+"""The claims or answers behind a number of the report: the same frames as the figures (build.tables),
+filtered by filters.py. Constant query count: judge versions, the audit's frames, one page of texts."""
+
+import math
+
+from audit.report import filters, selectors
+from audit.report.build import pick_version, tables
+
+NEEDS_JUDGE = ("judge", "guard")
+
+
+def _frames(audit, params):
+    version = pick_version(selectors.judge_versions(audit), params.get("version"))
+    _, cl, answers, _ = tables(audit, version)
+    return version, cl, answers
+
+
+def _check_judge(flt, version):
+    if version is None and (any(k in flt for k in NEEDS_JUDGE) or flt.get("disagree") == "judge"):
+        raise filters.BadFilter("This audit has no judge verdicts, so judge filters do not apply.")
+
+
+def claims_behind(audit, params):
+    version, cl, answers = _frames(audit, params)
+    flt = filters.parse(params, filters.CLAIM_CHOICES, answers["stratum"].unique())
+    _check_judge(flt, version)
+    rows = cl[filters.claim_mask(cl, answers, flt)].sort_values(["item_position", "position"])
+    return {"version": version, "filters": flt, "rows": rows}
+
+
+def answers_behind(audit, params):
+    version, cl, answers = _frames(audit, params)
+    flt = filters.parse(params, filters.ANSWER_CHOICES, answers["stratum"].unique())
+    _check_judge(flt, version)
+    a = filters.answer_flags(cl, answers)
+    return {"version": version, "filters": flt, "rows": a[filters.answer_mask(a, flt)].sort_values("position")}
+
+
+def _plain(v):
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def page_records(rows, texts, key):
+    """rows: one page of a filtered frame -> dicts for the template, with their texts joined on `key`."""
+    out = []
+    for r in rows.to_dict("records"):
+        r = {k: _plain(v) for k, v in r.items()}
+        out.append(r | {"t": texts.get(r[key], {})})
+    return out
