@@ -27,4 +27,8 @@ def test_it_switches_judge_version_without_errors(live_server, page, login, tran
     page.click("#matrix a[href*='judge=supported&gold=contradicted']")
     page.wait_for_url("**/claims/**")
     assert page.locator("#claims tbody tr").count() == 1
+    page.goto(f"{live_server.url}/reports/{k['audit'].id}/")
+    page.click("#faithfulness a[href*='answers/?gold=fail&version']")  # the headline's failing answers
+    page.wait_for_url("**/answers/**")
+    assert page.locator("#answers tbody tr").count() == int(page.locator("#count").inner_text()) == 2
     assert page.js_errors == [] and console == []

@@ -306,12 +306,35 @@ class ReportPageTests(TestCase):
         with self.assertNumQueries(counts[0]):  # the htmx fragment builds the same report
             self.client.get(f"/reports/{big.id}/", headers={"HX-Request": "true"})
 
-    def test_it_keeps_the_claims_list_query_count_constant(self):
-        url = f"{self.url}claims/"
-        with CaptureQueriesContext(connection) as ctx:
-            self.get(url, judge="unsupported", gold="supported")  # 1 claim
-        with self.assertNumQueries(len(ctx)):
-            self.get(url, judge="supported", gold="supported")  # 9 claims
+    def big_audit(self):
+        rows = KNOWN * 8  # 40 answers, 120 claims: more than one page of claims
+        ds = make_dataset("big")
+        answers = [make_answer(ds, external_id=f"b{i}", n_claims=3) for i in range(len(rows))]
+        big = make_stratified_audit(answers, [r[0] for r in rows], name="big", population={"s1": 500, "s2": 90})
+        label_audit(big, rows, version("big-v"), self.k["users"])
+        return big
+
+    def test_it_keeps_the_drill_down_query_count_constant(self):
+        big = self.big_audit()
+        for path, params in (("claims/", {"judge": "supported", "gold": "supported"}), ("claims/", {}),
+                             ("answers/", {"gold": "any"}), ("answers/", {"disagree": "annotators"})):
+            with CaptureQueriesContext(connection) as ctx:
+                self.get(f"{self.url}{path}", **params)
+            with self.assertNumQueries(len(ctx)):
+                html = self.get(f"/reports/{big.id}/{path}", **params)
+            self.assertGreater(drill_rows(html), drill_rows(self.get(f"{self.url}{path}", **params)))
+
+    def test_it_paginates_long_lists(self):
+        big = self.big_audit()
+        html = self.get(f"/reports/{big.id}/claims/")
+        self.assertIn('<span id="count">120</span>', html)
+        self.assertEqual(drill_rows(html), 100)
+        self.assertIn("Page 1 of 2 (120 rows)", html)
+        self.assertIn('href="?page=2"', html)
+        page2 = self.get(f"/reports/{big.id}/claims/", page=2, gold="any")
+        self.assertEqual(drill_rows(page2), 20)
+        self.assertIn('href="?page=1&amp;gold=any"', page2)
+        self.assertEqual(drill_rows(self.get(f"/reports/{big.id}/claims/", page="x")), 100)  # bad page: first
 
 
 class DegenerateReportTests(TestCase):
