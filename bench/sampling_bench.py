@@ -1,8 +1,11 @@
 """Sampling bench: draw 150 answers from a pool of 1,000,000 with two stratification keys.
 
 Run from /work/main:  DEBUG=true .venv/bin/python bench/sampling_bench.py [--pool N] [--only sqlite|postgres]
+                                                                            [--judge]
 Builds the pool with one INSERT ... SELECT in a throwaway database (SQLite file under /tmp, PostgreSQL
 database bench_sampling on 127.0.0.1:5432) and times the preview (GROUP BY) and the full draw.
+--judge also gives every answer 1-2 claims and a verdict per claim under one judge version (about 14%
+of answers fail, 2% stay unjudged) and times strata judge x meta.model.
 """
 
 import argparse
@@ -33,8 +36,43 @@ POOL_SQL = {
                    "FROM generate_series(1, {n}) AS i"),
 }
 
+# Claims: position 0 for every answer, position 1 for every third. Verdicts: one per claim, except
+# claims of answers with id % 50 = 0 (unjudged); the bad ones spread by a multiplicative hash of the claim id.
+CLAIMS_SQL = ("INSERT INTO audit_claim (answer_id, position, text, origin, judge_version_id) "
+              "SELECT id, 0, 'claim', 'judge', {jv} FROM audit_answer WHERE dataset_id = {ds} "
+              "UNION ALL SELECT id, 1, 'claim', 'judge', {jv} FROM audit_answer WHERE dataset_id = {ds} AND id % 3 = 0")
+VERDICT_CASE = ("CASE WHEN (c.id * 7919) % 100 < 8 THEN 'unsupported' WHEN (c.id * 7919) % 100 < 10 "
+                "THEN 'contradicted' ELSE 'supported' END")
+VERDICTS_SQL = ("INSERT INTO audit_judgeverdict (claim_id, judge_version_id, raw_verdict, verdict, evidence, "
+                "passage_external_id, reason, created_at) SELECT c.id, {jv}, {v}, {v}, '', '', '', "
+                "'2026-11-20 10:00:00+00' FROM audit_claim c WHERE c.answer_id % 50 <> 0")
 
-def child(n):
+
+def add_judge_verdicts(cur, ds, vendor):
+    from audit.models import JudgeVersion
+
+    jv = JudgeVersion.objects.create(kind="offline", name="bench-judge", content_hash="bench-judge")
+    t = time.perf_counter()
+    for sql in (CLAIMS_SQL, VERDICTS_SQL.replace("{v}", VERDICT_CASE)):
+        cur.execute(sql.replace("{jv}", str(jv.id)).replace("{ds}", str(ds.id)))
+    cur.execute("ANALYZE")
+    cur.execute("SELECT (SELECT COUNT(*) FROM audit_claim), (SELECT COUNT(*) FROM audit_judgeverdict)")
+    claims, verdicts = cur.fetchone()
+    print(f"[{vendor}] {claims:,} claims and {verdicts:,} verdicts added in {time.perf_counter() - t:.1f} s")
+
+
+def explain(vendor, qs):
+    from django.db import connection
+
+    sql, params = qs.query.sql_with_params()
+    with connection.cursor() as cur:
+        cur.execute(("EXPLAIN QUERY PLAN " if vendor == "sqlite" else "EXPLAIN ") + sql, params)
+        rows = cur.fetchall()
+    for r in rows:
+        print(f"[{vendor}]   plan: {r[-1]}")
+
+
+def child(n, judge=False):
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
@@ -58,9 +96,11 @@ def child(n):
             sql = sql.replace(name, value)
         cur.execute(sql)
         cur.execute("ANALYZE")
+        print(f"[{vendor}] pool of {n:,} answers built in {time.perf_counter() - t:.1f} s")
+        if judge:
+            add_judge_verdicts(cur, ds, vendor)
         if vendor == "sqlite":  # a live database does not hold a million fresh rows in its WAL
             cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    print(f"[{vendor}] pool of {n:,} answers built in {time.perf_counter() - t:.1f} s")
 
     def timed(label, fn):
         t0 = time.perf_counter()
@@ -68,8 +108,16 @@ def child(n):
         print(f"[{vendor}] {label}: {time.perf_counter() - t0:.3f} s")
         return out
 
-    keys = ["meta.model", "length"]
-    p = timed("preview, strata meta.model x length (GROUP BY)",
+    keys = ["judge", "meta.model"] if judge else ["meta.model", "length"]
+    if judge:
+        from django.db.models import Count
+
+        from audit.sampling import population as pop
+
+        jv = services._judge_version_id(ds, keys, {})
+        exprs = {f"_s{i}": pop.stratum_expression(k, jv) for i, k in enumerate(keys)}
+        explain(vendor, pop.population(ds).order_by().values(**exprs).annotate(_n=Count("pk")))
+    p = timed(f"preview, strata {' x '.join(keys)} (GROUP BY)",
               lambda: services.audit_preview(dataset=ds, strata_keys=keys, size=150))
     print(f"[{vendor}]   {len(p['design'])} strata, population {p['population_size']:,}")
     for alloc, seed in (("proportional", 1), ("equal", 2), ("neyman", 3)):
@@ -105,14 +153,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pool", type=int, default=1_000_000)
     parser.add_argument("--only", choices=["sqlite", "postgres"])
+    parser.add_argument("--judge", action="store_true", help="stratify by judge x meta.model over judged answers")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return child(args.pool)
+        return child(args.pool, args.judge)
     for backend in [args.only] if args.only else ["sqlite", "postgres"]:
         env = {**os.environ, "DATABASE_URL": prepare(backend), "DEBUG": os.environ.get("DEBUG", "true")}
         env.pop("TEST_DATABASE_NAME", None)
-        subprocess.run([sys.executable, __file__, "--child", "--pool", str(args.pool)], env=env, cwd=ROOT, check=True)
+        cmd = [sys.executable, __file__, "--child", "--pool", str(args.pool), *(["--judge"] if args.judge else [])]
+        subprocess.run(cmd, env=env, cwd=ROOT, check=True)
 
 
 if __name__ == "__main__":

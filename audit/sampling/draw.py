@@ -4,12 +4,15 @@ Within a stratum the sample is the n_h answers with the smallest order key (ties
 sorting the whole pool, each stratum only returns rows whose key is below a threshold t_h chosen so that
 about n_h + margin rows qualify; a stratum that comes up short is asked again with a higher threshold.
 The result is exactly the n_h smallest keys whatever the thresholds, so it is reproducible.
+The per-stratum threshold is one `CASE key WHEN label THEN t_h ...`: the strata expressions (the judge's
+subqueries among them) are evaluated once per row, not once per stratum.
 """
 
 import math
 from collections import defaultdict
 
-from django.db.models import Case, Count, IntegerField, Value, When
+from django.db.models import BigIntegerField, Count, Func, TextField, Value
+from django.db.models.functions import Concat
 
 from audit.sampling import population as pop
 
@@ -29,6 +32,34 @@ def strata_counts(qs, keys, judge_version_id=None):
     return sorted(out, key=lambda r: r[0])
 
 
+SEP = "\x1f"  # joins the values of a row's strata into one key; never part of a label
+
+
+class StratumLimit(Func):
+    """CASE <key> WHEN %s THEN %s ... ELSE 0 END: a simple CASE evaluates its key once."""
+
+    output_field = BigIntegerField()
+
+    def __init__(self, key, limits):
+        super().__init__(key)
+        self.limits = limits  # [(key value, threshold)]
+
+    def as_sql(self, compiler, connection, **extra):
+        key_sql, params = compiler.compile(self.source_expressions[0])
+        whens = " ".join("WHEN %s THEN %s" for _ in self.limits)
+        return f"CASE {key_sql} {whens} ELSE 0 END", [*params, *(x for pair in self.limits for x in pair)]
+
+
+def _row_key(exprs):
+    parts = list(exprs)
+    if len(parts) == 1:
+        return parts[0]
+    joined = [parts[0]]
+    for part in parts[1:]:
+        joined += [Value(SEP), part]
+    return Concat(*joined, output_field=TextField())
+
+
 def _threshold(n_h, N_h, factor=1.0):
     want = (n_h + 4 * math.sqrt(n_h) + 8) * factor
     return pop.P if want >= N_h else max(1, math.ceil(pop.P * want / N_h))
@@ -45,10 +76,8 @@ def draw(qs, keys, strata, sizes, seed, judge_version_id=None):
     while wanted:
         thresholds = {label: _threshold(n, N, factor[label]) for label, (_, n, N) in wanted.items()}
         if keys:
-            limit = Case(
-                *[When(pop.stratum_match(aliases, wanted[label][0]), then=Value(t)) for label, t in thresholds.items()],
-                default=Value(0), output_field=IntegerField(),
-            )
+            limit = StratumLimit(_row_key(exprs.values()),
+                                 [(SEP.join(wanted[label][0]), t) for label, t in thresholds.items()])
             rows = base.filter(_k__lt=max(thresholds.values())).filter(_k__lt=limit)
         else:
             rows = base.filter(_k__lt=thresholds["all"])
