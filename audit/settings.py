@@ -202,6 +202,8 @@ JUDGE_CONCURRENCY = envint("JUDGE_CONCURRENCY", 8)
 JUDGE_MAX_RETRIES = envint("JUDGE_MAX_RETRIES", 4)
 JUDGE_TIMEOUT = envfloat("JUDGE_TIMEOUT", 120.0)
 JUDGE_BATCH_POLL_SECONDS = envfloat("JUDGE_BATCH_POLL_SECONDS", 30.0)
+# A run with no heartbeat for this long is shown as stalled and may be resumed.
+JUDGE_STALL_SECONDS = envint("JUDGE_STALL_SECONDS", 120)
 # USD per million tokens: input, output, cache write (5 min), cache read.
 JUDGE_PRICES = {
     "claude-opus-5-5": {"input": 15.0, "output": 75.0, "cache_write": 18.75, "cache_read": 1.5},
