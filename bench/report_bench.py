@@ -130,6 +130,16 @@ def main():
         print(f"  {n:>5} answers / {n * CLAIMS_PER_ANSWER:>6} claims: page {min(page):.3f} / "
               f"{statistics.median(page):.3f}  build_report {min(pure):.3f} / {statistics.median(pure):.3f}  "
               f"queries {queries}  html {len(r.content) // 1024} KiB")
+        for path in ("claims/?gold=any", "claims/?disagree=annotators", "answers/?gold=any"):
+            times = []
+            for _ in range(5):
+                reset_queries()
+                t0 = time.perf_counter()
+                r = client.get(f"/reports/{audit.id}/{path}")
+                times.append(time.perf_counter() - t0)
+                assert r.status_code == 200, r.status_code
+            print(f"        drill-down {path:<28} {min(times):.3f} / {statistics.median(times):.3f}  "
+                  f"queries {len(connection.queries)}")
     cleanup()
 
 
