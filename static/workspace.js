@@ -1,5 +1,7 @@
-/* The annotation workspace: keyboard shortcuts, the current claim, save status, time on task.
- * Saving itself is htmx (hx-post on every control); this file only drives those controls. */
+/* The annotation workspace: claim row controls, keyboard shortcuts, the current claim, save status, time on task.
+ * Each claim row arrives with its state only (data-url, data-verdict, data-flags, the note): its verdict
+ * buttons, attach button and flags are cloned from the one <template id="claim-controls"> of the page, which
+ * keeps the page small, and saved through htmx.ajax to the row's data-url (the row re-renders). */
 (function () {
   "use strict";
   var root = document.getElementById("ws");
@@ -9,6 +11,56 @@
   var help = document.getElementById("shortcuts");
   var locked = root.getAttribute("data-locked") === "1";
   var current = null; // pk of the current claim, as a string
+
+  // ---- claim row controls ----
+  var controls = document.getElementById("claim-controls");
+  function build(row) {
+    if (row.querySelector(".verdicts")) return;
+    var pk = row.getAttribute("data-claim"), verdict = row.getAttribute("data-verdict") || "";
+    var flags = (row.getAttribute("data-flags") || "").split(" "), frag = controls.content.cloneNode(true);
+    frag.querySelectorAll("button, input").forEach(function (el) {
+      el.id = "c" + pk + "-" + (el.value || "attach");
+      el.disabled = locked;
+      if (el.name === "verdict") el.setAttribute("aria-pressed", el.value === verdict ? "true" : "false");
+      if (el.name === "checked") el.checked = flags.indexOf(el.value) >= 0;
+    });
+    // The row's own markup is kept to its state: its names and labels are set here, once per row.
+    row.tabIndex = -1;
+    row.setAttribute("aria-labelledby", "c" + pk + "-text");
+    var note = row.querySelector("textarea.note"), tools = frag.querySelector(".row-tools");
+    note.name = "note";
+    note.rows = 1;
+    note.maxLength = 5000;
+    note.placeholder = "Note (n)";
+    note.setAttribute("aria-label", "Note");
+    row.querySelector(".claim-text").after(frag.querySelector(".verdicts"));
+    note.replaceWith(tools);
+    tools.prepend(note);
+    tools.after(frag); // the flags
+  }
+
+  function post(el, values) {
+    var row = el.closest("li.claim");
+    window.htmx.ajax("POST", row.getAttribute("data-url"),
+      { source: el, target: row, swap: "outerHTML settle:0ms", values: values || {} });
+  }
+  var noteTimers = {};
+  list.addEventListener("click", function (ev) {
+    var b = ev.target.closest('button[name="verdict"], button[data-attach], button[name="evidence"]');
+    if (b && !b.disabled && b.closest("li.claim")) post(b);
+  });
+  list.addEventListener("change", function (ev) {
+    var t = ev.target;
+    if (!t.closest("li.claim")) return;
+    if (t.name === "checked") post(t, { flag: t.value }); // unchecked sends no "checked"
+    else if (t.tagName === "TEXTAREA") { clearTimeout(noteTimers[t.id]); post(t); }
+  });
+  list.addEventListener("input", function (ev) { // a typing pause of two seconds saves the note too
+    var t = ev.target;
+    if (t.tagName !== "TEXTAREA" || !t.closest("li.claim")) return;
+    clearTimeout(noteTimers[t.id]);
+    noteTimers[t.id] = setTimeout(function () { if (document.body.contains(t)) post(t); }, 2000);
+  });
 
   function rows() { return Array.prototype.slice.call(list.querySelectorAll("li.claim")); }
   function rowOf(pk) { return pk ? document.getElementById("claim-" + pk) : null; }
@@ -207,6 +259,7 @@
     if (elt.id === "submit-box") { ev.detail.parameters.seconds = pending; pending = 0; submitting = true; }
   });
   document.body.addEventListener("htmx:beforeRequest", function () { inflight++; say("Saving…"); });
+  var focusedId = null;
   document.body.addEventListener("htmx:beforeSwap", function (ev) {
     var code = ev.detail.xhr.status, target = ev.detail.target;
     if (code === 400 || code === 409 || code === 422) { ev.detail.shouldSwap = true; ev.detail.isError = false; }
@@ -216,8 +269,17 @@
       if (m && +m[1] < +target.getAttribute("data-version")) ev.detail.shouldSwap = false;
     }
     var a = document.activeElement;
+    focusedId = a && a.id && target && target.contains(a) ? a.id : null;
     typed = a && a.tagName === "TEXTAREA" && target && target.contains(a) && a.value !== a.defaultValue
       ? { id: a.id, value: a.value, start: a.selectionStart, end: a.selectionEnd } : null;
+  });
+  document.body.addEventListener("htmx:afterSwap", function (ev) {
+    var row = ev.target;
+    if (!row.matches || !row.matches("li.claim")) return;
+    build(row);
+    // htmx puts focus back by id before this event, when the row's controls did not exist yet
+    var again = focusedId && document.getElementById(focusedId);
+    if (again && row.contains(again) && document.activeElement !== again) again.focus({ preventScroll: true });
   });
   document.body.addEventListener("htmx:afterSettle", function () {
     if (typed) { // keep what was typed after the save that was sent before it
@@ -279,6 +341,7 @@
   document.addEventListener("visibilitychange", function () { if (document.visibilityState === "hidden") flush(); });
 
   // ---- start on the first claim without a verdict ----
+  rows().forEach(build);
   var first = rows().filter(function (r) { return !r.getAttribute("data-verdict"); })[0] || rows()[0];
   if (first) select(first.getAttribute("data-claim"), { focus: true, scroll: true });
   refresh();

@@ -49,7 +49,9 @@ class PageTests(WorkspaceTestCase):
             self.assertContains(r, f'id="claim-{c.pk}"')
             self.assertContains(r, f'<mark class="claim-span" data-claim="{c.pk}"')
         self.assertContains(r, 'data-passage="', count=3)
-        self.assertContains(r, 'aria-pressed="false"', count=12)
+        self.assertContains(r, 'data-verdict=""', count=3)  # each row carries its state ...
+        self.assertContains(r, f'data-url="/label/{self.a.pk}/claim/{self.claims[0].pk}/"', count=1)
+        self.assertContains(r, 'aria-pressed="false"', count=4)  # ... and the controls are written once
         self.assertContains(r, '<dialog id="shortcuts"')
         self.assertContains(r, f'href="/label/{self.mine[1].pk}/" rel="next"')
 
@@ -110,7 +112,7 @@ class SaveTests(WorkspaceTestCase):
                          ("contradicted", "says 1999, passage says 2001", True, False))
         r = self.client.get(self.url())
         self.assertContains(r, "says 1999, passage says 2001</textarea>")
-        self.assertContains(r, f'id="c{c.pk}-needs_context" name="checked"')
+        self.assertContains(r, 'data-verdict="contradicted" data-version="3" data-flags="needs_context"')
 
     def test_it_attaches_verified_evidence_and_marks_it_in_the_passage(self):
         c, p = self.claims[0], passage_of(self.a, 1)

@@ -171,3 +171,40 @@ def test_it_fits_three_scrolling_panes_in_1280x800(live_server, page, login, tra
     assert page.locator(f"#claim-{last.pk}").is_visible()
     assert page.locator(f"#claim-{last.pk}").evaluate("el => el.classList.contains('current')")
     assert page.locator(f'.claim-span[data-claim="{last.pk}"]').evaluate("el => el.classList.contains('lit')")
+
+
+def test_it_builds_each_rows_controls_from_the_shared_template(live_server, page, login, transactional_db):
+    """Rows carry only their state; the controls cloned into them save, show state and keep focus."""
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
+    c0, c1 = mine[0].audit_answer.answer.claims.order_by("position")
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    row = page.locator(f"#claim-{c0.pk}")
+    assert row.get_by_role("group", name="Verdict").get_by_role("button").count() == 4
+    assert row.get_by_role("textbox", name="Note").count() == 1
+    page.click(f"#c{c0.pk}-supported")  # the mouse: focus stays on the pressed button after the re-render
+    pressed(page, c0, "supported")
+    assert page.evaluate("document.activeElement.id") == f"c{c0.pk}-supported"
+    page.check(f"#c{c0.pk}-needs_context")
+    page.wait_for_selector(f'#claim-{c0.pk}[data-flags="needs_context"]')
+    assert page.locator(f"#c{c0.pk}-needs_context").is_checked()
+    page.uncheck(f"#c{c0.pk}-needs_context")
+    page.wait_for_selector(f'#claim-{c0.pk}[data-flags=""]')
+    page.keyboard.press(".")
+    page.keyboard.press("e")
+    page.wait_for_selector(f"#claim-{c0.pk} blockquote")
+    page.keyboard.press("x")  # remove the evidence again
+    page.wait_for_selector(f"#claim-{c0.pk}:not(:has(blockquote))")
+    page.fill(f"#c{c1.pk}-note", "typed, then a pause")  # no change event: the two-second pause saves it
+    page.wait_for_selector(f'#claim-{c1.pk}[data-version="1"]', timeout=5000)
+    label = Label.objects.get(claim=c0)
+    assert (label.verdict, label.flag_needs_context, label.evidence_passage_id) == ("supported", False, None)
+    assert Label.objects.get(claim=c1).note == "typed, then a pause"
+    mine[0].status = Assignment.Status.SUBMITTED
+    mine[0].save()
+    page.reload()
+    assert page.locator(f"#c{c0.pk}-supported").is_disabled()
+    assert page.locator(f"#c{c0.pk}-supported").get_attribute("aria-pressed") == "true"
+    assert page.locator(f"#c{c0.pk}-not_atomic").is_disabled()
+    assert page.js_errors == []

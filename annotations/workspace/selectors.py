@@ -85,7 +85,11 @@ class Row:
         return [(key, name, bool(self.label and getattr(self.label, f"flag_{key}"))) for key, name, _ in FLAG_NAMES]
 
     @property
-    def url(self):  # computed once per row: the row's seven controls all post here
+    def flags_on(self):  # "not_atomic needs_context": the row's data-flags, read by workspace.js
+        return " ".join(key for key, _, on in self.flags if on)
+
+    @property
+    def url(self):  # the row's data-url: workspace.js posts all of its controls here
         return reverse("workspace_label", args=[self.assignment_id, self.claim.pk])
 
     @property
