@@ -5,7 +5,8 @@ Run from /work/main:  DEBUG=true .venv/bin/python bench/sampling_bench.py [--poo
 Builds the pool with one INSERT ... SELECT in a throwaway database (SQLite file under /tmp, PostgreSQL
 database bench_sampling on 127.0.0.1:5432) and times the preview (GROUP BY) and the full draw.
 --judge also gives every answer 1-2 claims and a verdict per claim under one judge version (about 14%
-of answers fail, 2% stay unjudged) and times strata judge x meta.model.
+of answers fail, 2% stay unjudged), derives the per-answer outcomes once (AnswerJudgement) and times strata
+judge x meta.model, then the preview after a judge run on 150 more answers (incremental update).
 """
 
 import argparse
@@ -46,6 +47,10 @@ VERDICT_CASE = ("CASE WHEN (c.id * 7919) % 100 < 8 THEN 'unsupported' WHEN (c.id
 VERDICTS_SQL = ("INSERT INTO audit_judgeverdict (claim_id, judge_version_id, raw_verdict, verdict, evidence, "
                 "passage_external_id, reason, created_at) SELECT c.id, {jv}, {v}, {v}, '', '', '', "
                 "'2026-11-20 10:00:00+00' FROM audit_claim c WHERE c.answer_id % 50 <> 0")
+
+NEW_VERDICTS_SQL = ("INSERT INTO audit_judgeverdict (claim_id, judge_version_id, raw_verdict, verdict, evidence, "
+                    "passage_external_id, reason, created_at) SELECT c.id, {jv}, 'supported', 'supported', '', '', '', "
+                    "'2026-11-21 10:00:00+00' FROM audit_claim c WHERE c.answer_id % 50 = 0 AND c.answer_id <= 7500")
 
 
 def add_judge_verdicts(cur, ds, vendor):
@@ -113,10 +118,12 @@ def child(n, judge=False):
         from django.db.models import Count
 
         from audit.sampling import population as pop
+        from audit.sampling.judgements import judgements_sync
 
         jv = services._judge_version_id(ds, keys, {})
-        exprs = {f"_s{i}": pop.stratum_expression(k, jv) for i, k in enumerate(keys)}
-        explain(vendor, pop.population(ds).order_by().values(**exprs).annotate(_n=Count("pk")))
+        timed("one-off derivation of answer judgements from the bulk-loaded verdicts", lambda: judgements_sync(jv))
+        qs, exprs = pop.strata(pop.population(ds), keys, jv)
+        explain(vendor, qs.order_by().values(**exprs).annotate(_n=Count("pk")))
     p = timed(f"preview, strata {' x '.join(keys)} (GROUP BY)",
               lambda: services.audit_preview(dataset=ds, strata_keys=keys, size=150))
     print(f"[{vendor}]   {len(p['design'])} strata, population {p['population_size']:,}")
@@ -134,6 +141,11 @@ def child(n, judge=False):
     first = Audit.objects.get(name="bench-proportional")
     same = set(again.items.values_list("answer_id", flat=True)) == set(first.items.values_list("answer_id", flat=True))
     print(f"[{vendor}] same seed, same sample: {same}")
+    if judge:  # a judge run on 150 unjudged answers: the next sampling recomputes only those answers
+        with connection.cursor() as cur:
+            cur.execute(NEW_VERDICTS_SQL.replace("{jv}", str(jv)))
+        timed("preview after a judge run added verdicts to 150 answers (incremental)",
+              lambda: services.audit_preview(dataset=ds, strata_keys=keys, size=150))
 
 
 def prepare(backend):

@@ -1,8 +1,10 @@
 from audit.models.answers import Answer, Claim, ClaimOrigin, Dataset, ImportBatch, Passage, Verdict
 from audit.models.audits import Audit, AuditAnswer, AuditStatus
 from audit.models.judge import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVersion
+from audit.models.judgements import AnswerJudgement, AnswerJudgementSync
 
 __all__ = [
-    "Answer", "Audit", "AuditAnswer", "AuditStatus", "Claim", "ClaimOrigin", "Dataset", "ImportBatch",
+    "Answer", "AnswerJudgement", "AnswerJudgementSync", "Audit", "AuditAnswer", "AuditStatus", "Claim",
+    "ClaimOrigin", "Dataset", "ImportBatch",
     "JudgeFailure", "JudgeRun", "JudgeVerdict", "JudgeVersion", "Passage", "Verdict",
 ]

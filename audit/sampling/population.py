@@ -5,11 +5,12 @@ import hashlib
 import re
 
 from django.db.models import BigIntegerField, Case, Exists, ExpressionWrapper, F, OuterRef, Q, TextField, Value, When
+from django.db.models.aggregates import Count
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
+from django.db.models.query_utils import FilteredRelation
 
 from audit.models import Answer, AuditAnswer, JudgeVerdict, JudgeVersion
-from audit.models.answers import BAD_VERDICTS
 
 META_FIELD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,63}")
 NONE_LABEL = "(none)"
@@ -51,6 +52,7 @@ def default_judge_version(dataset):
 
 
 def stratum_expression(key, judge_version_id=None):
+    """SQL expression of one stratification key; 'judge' needs the alias added by strata()."""
     if key.startswith("meta."):
         return Coalesce(meta_text(key[5:]), Value(NONE_LABEL), output_field=TextField())
     if key == "length":
@@ -59,13 +61,28 @@ def stratum_expression(key, judge_version_id=None):
     if key == "judge":
         if judge_version_id is None:
             return Value("unjudged", output_field=TextField())
-        verdicts = JudgeVerdict.objects.filter(claim__answer=OuterRef("pk"), judge_version_id=judge_version_id)
-        return Case(
-            When(Exists(verdicts.filter(verdict__in=BAD_VERDICTS)), then=Value("fail")),
-            When(Exists(verdicts), then=Value("pass")),
-            default=Value("unjudged"), output_field=TextField(),
-        )
+        # pass/fail from AnswerJudgement (kept in step by judgements_sync); no row means unjudged.
+        return Coalesce(F("_judgement__outcome"), Value("unjudged"), output_field=TextField())
     raise StrataError(f"unknown stratification key {key!r}")
+
+
+JUDGE_OUTCOMES = ("fail", "pass", "unjudged")
+
+
+def judge_outcome_counts():
+    """One COUNT per judge outcome (columns in JUDGE_OUTCOMES order), over a queryset from strata()."""
+    return {"_nfail": Count("pk", filter=Q(_judgement__outcome="fail")),
+            "_npass": Count("pk", filter=Q(_judgement__outcome="pass")),
+            "_nunjudged": Count("pk", filter=Q(_judgement__outcome__isnull=True))}
+
+
+def strata(qs, keys, judge_version_id=None):
+    """(queryset, {alias: expression}) for grouping or drawing by these keys. The judge key is one
+    LEFT JOIN on AnswerJudgement (unique per version and answer) rather than subqueries per answer."""
+    if "judge" in keys and judge_version_id is not None:
+        qs = qs.alias(_judgement=FilteredRelation(
+            "judgements", condition=Q(judgements__judge_version_id=judge_version_id)))
+    return qs, {f"_s{i}": stratum_expression(k, judge_version_id) for i, k in enumerate(keys)}
 
 
 def order_key(seed):

@@ -13,6 +13,7 @@ from audit.models import Audit, AuditAnswer, AuditStatus
 from audit.sampling import allocation, pairing, selectors
 from audit.sampling import population as pop
 from audit.sampling.draw import draw, strata_counts
+from audit.sampling.judgements import judgements_sync
 
 SEED_MAX = 2**62  # largest seed accepted; random seeds stay short enough to read out
 RANDOM_SEED_MAX = 2**31
@@ -27,12 +28,20 @@ def _judge_version_id(dataset, keys, population_filter):
     return version.id if version else None
 
 
+def _judge_version_synced(dataset, keys, population_filter):
+    """The judge version to stratify by, with its per-answer outcomes brought up to date."""
+    jv = _judge_version_id(dataset, keys, population_filter)
+    if jv is not None:
+        judgements_sync(jv)
+    return jv
+
+
 def audit_preview(*, dataset, population_filter=None, strata_keys=(), allocation_method="proportional",
                   size=150, min_per_stratum=0, expected_fail_rates=None):
     """The design without saving anything: {population_size, design: [rows], judge_version_id, strata}."""
     f = dict(population_filter or {})
     keys = pop.parse_strata_keys(strata_keys)
-    jv = _judge_version_id(dataset, keys, f)
+    jv = _judge_version_synced(dataset, keys, f)
     strata = strata_counts(pop.population(dataset, f), keys, jv)
     labelled = [(label, N) for label, _, N in strata]
     rates = allocation.resolve_fail_rates([lb for lb, _ in labelled], expected_fail_rates)
