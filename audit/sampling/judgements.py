@@ -64,6 +64,8 @@ def judgements_sync(judge_version_id):
         else:
             rows.delete()
             cur.execute(_sql(_DERIVE, scope=""), params)
+            if connection.vendor == "postgresql":  # fresh statistics, or the planner guesses a tiny table
+                cur.execute(_sql("ANALYZE {aj}"))
             outcome = "rebuilt"
     sync.verdicts, sync.last_verdict_id = n, last
     sync.save()

@@ -4,13 +4,14 @@ import datetime as dt
 import hashlib
 import re
 
-from django.db.models import BigIntegerField, Case, Exists, ExpressionWrapper, F, OuterRef, Q, TextField, Value, When
+from django.db.models import BigIntegerField, Case, Exists, ExpressionWrapper, F, OuterRef, Q, Subquery, TextField
 from django.db.models.aggregates import Count
+from django.db.models.expressions import Value, When
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 from django.db.models.query_utils import FilteredRelation
 
-from audit.models import Answer, AuditAnswer, JudgeVerdict, JudgeVersion
+from audit.models import Answer, AnswerJudgement, AuditAnswer, JudgeVerdict, JudgeVersion
 
 META_FIELD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,63}")
 NONE_LABEL = "(none)"
@@ -51,8 +52,9 @@ def default_judge_version(dataset):
     return JudgeVersion.objects.filter(Exists(has)).order_by("-created_at", "-id").first()
 
 
-def stratum_expression(key, judge_version_id=None):
-    """SQL expression of one stratification key; 'judge' needs the alias added by strata()."""
+def stratum_expression(key, judge_version_id=None, judge_joined=True):
+    """SQL expression of one stratification key. 'judge' reads AnswerJudgement (kept in step by
+    judgements_sync; no row means unjudged): through the join added by strata(), or as a subquery."""
     if key.startswith("meta."):
         return Coalesce(meta_text(key[5:]), Value(NONE_LABEL), output_field=TextField())
     if key == "length":
@@ -61,8 +63,9 @@ def stratum_expression(key, judge_version_id=None):
     if key == "judge":
         if judge_version_id is None:
             return Value("unjudged", output_field=TextField())
-        # pass/fail from AnswerJudgement (kept in step by judgements_sync); no row means unjudged.
-        return Coalesce(F("_judgement__outcome"), Value("unjudged"), output_field=TextField())
+        outcome = F("_judgement__outcome") if judge_joined else Subquery(AnswerJudgement.objects.filter(
+            judge_version_id=judge_version_id, answer=OuterRef("pk")).values("outcome"))
+        return Coalesce(outcome, Value("unjudged"), output_field=TextField())
     raise StrataError(f"unknown stratification key {key!r}")
 
 
@@ -76,13 +79,15 @@ def judge_outcome_counts():
             "_nunjudged": Count("pk", filter=Q(_judgement__outcome__isnull=True))}
 
 
-def strata(qs, keys, judge_version_id=None):
-    """(queryset, {alias: expression}) for grouping or drawing by these keys. The judge key is one
-    LEFT JOIN on AnswerJudgement (unique per version and answer) rather than subqueries per answer."""
-    if "judge" in keys and judge_version_id is not None:
+def strata(qs, keys, judge_version_id=None, few_rows=False):
+    """(queryset, {alias: expression}) for grouping or drawing by these keys. Counting every row, the
+    judge key is one LEFT JOIN on AnswerJudgement (unique per version and answer), not subqueries per
+    answer. few_rows (the draw, whose order-key filter keeps ~0.1% of rows): a lookup per kept row,
+    rather than a join PostgreSQL would answer by hashing the whole version's table."""
+    if "judge" in keys and judge_version_id is not None and not few_rows:
         qs = qs.alias(_judgement=FilteredRelation(
             "judgements", condition=Q(judgements__judge_version_id=judge_version_id)))
-    return qs, {f"_s{i}": stratum_expression(k, judge_version_id) for i, k in enumerate(keys)}
+    return qs, {f"_s{i}": stratum_expression(k, judge_version_id, not few_rows) for i, k in enumerate(keys)}
 
 
 def order_key(seed):
