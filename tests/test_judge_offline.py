@@ -184,3 +184,12 @@ def test_it_stores_the_span_of_a_folded_list_item(db):
     assert folded[0].text not in text  # folded: not verbatim in the answer
     assert folded[0].span_start is not None
     assert "Diarrhea" in text[folded[0].span_start:folded[0].span_end]
+
+
+def test_it_keeps_answer_judgements_current_after_a_run(db):
+    from audit.models import AnswerJudgement
+
+    answer = make_answer(text="Paris is the capital of France.", n_claims=0)
+    run = judge_run_create(backend="offline", answers=[answer])
+    judge_run_execute(run.id)
+    assert AnswerJudgement.objects.filter(answer=answer, judge_version=run.judge_version).count() == 1

@@ -1,6 +1,7 @@
 """Writes of the judge: create a run, execute it (resumable), retry its failures, queue it for the worker."""
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from audit.judge import runner
@@ -56,8 +57,15 @@ def _count(dataset, audit):
 def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     """Run (or resume) a run to the end, the budget, or a fatal error. Safe to call again at any point:
     stored claims and verdicts are never asked for twice. progress(run) is called as work lands."""
+    from audit.sampling.judgements import judgements_sync
+
     run = JudgeRun.objects.select_related("judge_version").get(pk=run_id)
-    return runner.execute(run, progress=progress, retry_failed=retry_failed)
+    run = runner.execute(run, progress=progress, retry_failed=retry_failed)
+    # Keep the per-answer judge outcomes (the `judge` stratum) current here, in the worker, so the
+    # first audit preview after a large run does not pay for deriving them inside a web request.
+    with transaction.atomic():
+        judgements_sync(run.judge_version_id)
+    return run
 
 
 def judge_failures_retry(run, progress=None):
