@@ -180,6 +180,21 @@ def test_it_reproduces_the_stratified_estimate():
     assert est["ci"] == pytest.approx([0.929 - 1.959964 * math.sqrt(var), 0.929 + 1.959964 * math.sqrt(var)])
 
 
+def test_it_borrows_the_overall_variance_for_a_single_answer_stratum():
+    groups = [("a", 100, [0, 1, 0, 1]), ("b", 50, [1])]
+    est = fa.stratified_mean(groups)
+    assert est["value"] == pytest.approx(100 / 150 * 0.5 + 50 / 150 * 1.0)
+    everything = [0, 1, 0, 1, 1]
+    s2_all = sum((x - 0.6) ** 2 for x in everything) / 4
+    s2_a = sum((x - 0.5) ** 2 for x in [0, 1, 0, 1]) / 3
+    var = (100 / 150) ** 2 * s2_a / 4 * (1 - 4 / 100) + (50 / 150) ** 2 * s2_all / 1 * (1 - 1 / 50)
+    half = 1.959964 * math.sqrt(var)
+    assert est["ci"] == pytest.approx([est["value"] - half, min(1.0, est["value"] + half)])
+    assert est["borrowed_variance"] == ["b"] and "borrow" in est["ci_method"]
+    one = fa.stratified_mean([("a", 10, [1])])
+    assert one["ci"] is None and "has a single answer" in one["ci_why"]
+
+
 def frame(rows):
     """rows: (stratum, N_h, supported, contradicted, unsupported, non_assertive)."""
     return pd.DataFrame(rows, columns=["stratum", "stratum_population", *fa.COUNT_COLUMNS])

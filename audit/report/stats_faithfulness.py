@@ -8,6 +8,9 @@ s_h^2 / n_h = p_h (1 - p_h) / (n_h - 1)), and the 95% CI is the normal interval 
 Chosen because it follows the audit's design exactly and is what the weights encode; its weakness is a
 rate near 0 or 1 in a small stratum (the normal interval is then too narrow), which is why the sampled
 Wilson interval is always shown beside it. A stratum sampled completely contributes no variance.
+A stratum with a single answer has no within-stratum variance estimate; it borrows the sample variance
+of all answers across strata (a collapsed-strata device: between-strata spread makes it, if anything,
+too wide), and the CI says so. With one answer in all, the CI is not computable.
 """
 
 import numpy as np
@@ -61,19 +64,26 @@ def stratified_mean(groups):
     total = sum(N for _, N, _ in groups)
     if total <= 0:
         return not_computable("the strata have no population size")
-    est, var, why = 0.0, 0.0, None
+    everything = np.concatenate([v for _, _, v in groups])
+    pooled = everything.var(ddof=1) if len(everything) >= 2 else None
+    est, var, why, borrowed = 0.0, 0.0, None, []
     for name, N, v in groups:
         w, n = N / total, len(v)
         est += w * v.mean()
         if n >= N:
             continue  # census of this stratum: no sampling variance
         if n < 2:
-            why = f"not computable: stratum {name!r} has a single answer, its variance is unknown"
-            continue
-        var += w**2 * v.var(ddof=1) / n * (1 - n / N)
+            if pooled is None:
+                why = "not computable: the audit has a single answer, its variance is unknown"
+                continue
+            borrowed.append(str(name))
+        var += w**2 * (v.var(ddof=1) if n >= 2 else pooled) / n * (1 - n / N)
     ci = None if why else [max(0.0, est - Z95 * var**0.5), min(1.0, est + Z95 * var**0.5)]
-    return stat(est, ci, population=int(total), ci_why=why,
-                ci_method="stratified normal 95% with finite population correction, clipped to [0, 1]")
+    method = "stratified normal 95% with finite population correction, clipped to [0, 1]"
+    if borrowed:
+        method += (f"; {len(borrowed)} single-answer strat{'um' if len(borrowed) == 1 else 'a'} borrow the "
+                   "variance of all sampled answers")
+    return stat(est, ci, population=int(total), ci_why=why, ci_method=method, borrowed_variance=borrowed)
 
 
 def faithfulness(frame, seed=0):
