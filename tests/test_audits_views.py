@@ -15,9 +15,9 @@ from tests.factories import make_dataset, make_user
 from tests.sampling_helpers import bulk_answers, give_verdicts, judge_version
 
 
-def _queries(client, url, **kw):
+def _queries(client, url, method="get", **kw):
     with CaptureQueriesContext(connection) as ctx:
-        r = client.get(url, **kw)
+        r = getattr(client, method)(url, **kw)
     assert r.status_code == 200, (url, r.status_code)
     return len(ctx)
 
@@ -86,6 +86,17 @@ class CreatePageTests(TestCase):
     def test_it_renders_the_form(self):
         self.assertContains(self.client.get("/audits/new/"), 'hx-post="/audits/new/"')
 
+    def test_it_keeps_form_and_preview_queries_constant_as_the_pool_grows(self):
+        hx = {"HX-Request": "true"}
+        form_q = _queries(self.client, "/audits/new/")
+        preview_q = _queries(self.client, "/audits/new/", method="post", data=self.form(), headers=hx)
+        bulk_answers(self.ds, 300, meta=lambda i: {"model": ["m1", "m2", "m3"][i % 3]}, length=lambda i: i * 7,
+                     prefix="more")
+        with self.assertNumQueries(form_q):
+            self.client.get("/audits/new/")
+        with self.assertNumQueries(preview_q):
+            self.client.post("/audits/new/", self.form(), headers=hx)
+
 
 class DetailPageTests(TestCase):
     def setUp(self):
@@ -122,6 +133,22 @@ class DetailPageTests(TestCase):
         self.assertRedirects(r, url)
         submitted.refresh_from_db()
         self.assertEqual(submitted.status, "started")
+
+    def test_it_reassigns_over_htmx_in_constant_queries(self):
+        counts = []
+        for n, people, name in ((4, 3, "rs"), (40, 6, "rb")):
+            audit = self.build(n, people, name)
+            a = Assignment.objects.filter(audit_answer__audit=audit, status="assigned").first()
+            pair = set(Assignment.objects.filter(audit_answer=a.audit_answer).values_list("annotator_id", flat=True))
+            target = Assignment.objects.filter(audit_answer__audit=audit).exclude(annotator_id__in=pair).first()
+            with CaptureQueriesContext(connection) as ctx:
+                r = self.client.post(f"/audits/assignments/{a.pk}/reassign/", {"annotator": target.annotator_id},
+                                     headers={"HX-Request": "true"})
+            self.assertContains(r, f'id="assignment-{a.pk}"')
+            a.refresh_from_db()
+            assert a.annotator_id == target.annotator_id
+            counts.append(len(ctx))
+        assert counts[0] == counts[1], counts
 
     def test_it_keeps_page_queries_constant(self):
         small = self.build(8, 2, "s")
