@@ -1,10 +1,7 @@
 from django import forms
-from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
-
-def max_upload_bytes():
-    return getattr(settings, "IMPORT_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
+from audit.ingest.spool import max_upload_bytes
 
 
 class ImportForm(forms.Form):

@@ -1,12 +1,15 @@
+from django.http import Http404
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 
 from audit.ingest import selectors
 from audit.ingest.forms import ImportForm, max_upload_bytes
-from audit.ingest.services import answers_import
+from audit.ingest.services import import_upload
+from audit.models import ImportBatch
 from audit.roles import lead_required
 
 FORM_OVERHEAD = 64 * 1024  # multipart headers and the other fields
+HTMX_STOP_POLLING = 286  # htmx swaps this response, then stops polling
 
 
 def _body_too_big(request):
@@ -16,7 +19,8 @@ def _body_too_big(request):
 
 @lead_required
 def import_page(request):
-    """Upload a file and import it synchronously (the request lasts as long as the import)."""
+    """Upload a file: small ones import in the request, larger ones are queued for the task worker and the
+    result section polls their progress (import_batch)."""
     form, batch, too_big, status = ImportForm(), None, None, 200
     if request.method == "POST" and _body_too_big(request):
         too_big, status = f"The upload is over the {filesizeformat(max_upload_bytes())} limit.", 413
@@ -24,11 +28,28 @@ def import_page(request):
         form = ImportForm(request.POST, request.FILES)
         if form.is_valid():
             d = form.cleaned_data
-            batch = answers_import(d["file"], dataset_name=d["dataset_name"], file_name=d["file"].name,
-                                   user=request.user, update=d["update"], judge_name=d["judge_name"])
-        status = 200 if batch and batch.status != batch.Status.FAILED else 400
-        if status == 200:  # a fresh form, pointing at the dataset just filled
+            batch = import_upload(d["file"], dataset_name=d["dataset_name"], user=request.user,
+                                  update=d["update"], judge_name=d["judge_name"])
+        status = 400 if not batch or batch.status == batch.Status.FAILED else 202 if batch.is_active else 200
+        if status != 400:  # a fresh form, pointing at the dataset just filled
             form = ImportForm(initial={"dataset": batch.dataset.name, "judge_name": d["judge_name"]})
+    return _page(request, form, batch, too_big, status)
+
+
+@lead_required
+def import_batch(request, batch_id):
+    """One import: its progress while queued or running (htmx polls the result section), then its outcome."""
+    try:
+        batch = selectors.import_batch(batch_id)
+    except ImportBatch.DoesNotExist:
+        raise Http404 from None
+    if request.htmx:
+        return render(request, "ingest/import.html#import_result", {"batch": batch},
+                      status=200 if batch.is_active else HTMX_STOP_POLLING)
+    return _page(request, ImportForm(initial={"dataset": batch.dataset.name}), batch, None, 200)
+
+
+def _page(request, form, batch, too_big, status):
     ctx = {"form": form, "batch": batch, "too_big": too_big, "max_bytes": max_upload_bytes(),
            "datasets": selectors.dataset_names(), "recent": selectors.recent_imports()}
     # htmx swaps only 2xx responses: for htmx the outcome is in the content, not the status.

@@ -29,6 +29,8 @@ class ImportBatch(models.Model):
         DONE = "done", "Imported"
         NOOP = "noop", "Nothing new"
         FAILED = "failed", "Failed"
+        QUEUED = "queued", "Queued"  # a web upload spooled to disk, waiting for the task worker
+        RUNNING = "running", "Running"
 
     dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="imports")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
@@ -41,9 +43,22 @@ class ImportBatch(models.Model):
     updated = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
+    # Background imports (web uploads over IMPORT_INLINE_BYTES): the spooled file's name under
+    # IMPORT_SPOOL_DIR (a random token, never the user's file name), the options, and the progress.
+    spool_path = models.CharField(max_length=100, blank=True)
+    options = models.JSONField(default=dict, blank=True)  # {"update": bool, "judge_name": str}
+    bytes_total = models.PositiveBigIntegerField(default=0)
+    bytes_done = models.PositiveBigIntegerField(default=0)
+    records_done = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
+
+    @property
+    def is_active(self):
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
 
 class Answer(models.Model):
