@@ -58,10 +58,10 @@ def answers_import(fileobj, *, dataset_name, file_name, user=None, update=False,
     complete, records = False, 0
     try:
         with transaction.atomic():
-            if not keep:
+            if not keep:  # a new row now, as the answers point at it; a kept row stays running till the end
                 batch.dataset = Dataset.objects.get_or_create(name=dataset_name)[0]
-            batch.status = ImportBatch.Status.DONE
-            batch.save()
+                batch.status = ImportBatch.Status.DONE
+                batch.save()
             writer = BatchWriter(batch, update=update, judge=lambda: external_judge_version(judge_name),
                                  now=timezone.now())
             for line, rec, errs in read_records(reader, file_name):
