@@ -194,3 +194,21 @@ def test_it_is_imported_by_the_db_worker_command(client, spool_dir):
     assert (batch.status, batch.created, batch.bytes_done, batch.bytes_total) == ("done", 12, len(data), len(data))
     assert Answer.objects.filter(dataset=Dataset.objects.get(name="web")).count() == 12
     assert DBTaskResult.objects.get().status == "SUCCESSFUL" and not spooled(spool_dir)
+
+
+@pytest.mark.browser
+def test_it_polls_a_background_import_to_its_result_in_chromium(live_server, page, login, transactional_db,
+                                                                 tmp_path, spool_dir):
+    good = tmp_path / "big.jsonl"
+    good.write_bytes(jsonl(*[rec(i) for i in range(5)]))
+    login(page, make_user("lead", "lead"))
+    page.goto(f"{live_server.url}/import/")
+    page.set_input_files("input[name=file]", str(good))
+    page.fill("input[name=new_dataset]", "browser")
+    page.click("#import_panel button[type=submit]")
+    page.wait_for_selector("text=Queued: waiting for the task worker")
+    assert page.locator("#import_result progress").count() == 1
+    call_command("db_worker", "--batch", "--no-reload", "--no-startup-delay", "--interval", "0.1", verbosity=0)
+    page.wait_for_selector("text=Imported big.jsonl into browser")  # the next poll swaps the result in
+    assert "5\ncreated" in page.inner_text("#import_result")
+    assert page.locator("#import_result[hx-trigger]").count() == 0 and page.js_errors == []
