@@ -182,6 +182,12 @@ IMPORT_MAX_META_CHARS = envint("IMPORT_MAX_META_CHARS", 200_000)
 IMPORT_MAX_LINE_BYTES = envint("IMPORT_MAX_LINE_BYTES", 32 * 1024 * 1024)
 IMPORT_MAX_ERRORS = 50
 IMPORT_BATCH_SIZE = 2000
+# Web uploads above IMPORT_INLINE_BYTES are spooled here and imported by the task worker; the web
+# servers and the workers must share this directory. It is never served.
+IMPORT_SPOOL_DIR = Path(os.environ.get("IMPORT_SPOOL_DIR", BASE_DIR / "var" / "imports"))
+IMPORT_INLINE_BYTES = envint("IMPORT_INLINE_BYTES", 1_000_000)
+IMPORT_STALL_SECONDS = envint("IMPORT_STALL_SECONDS", 300)
+IMPORT_PROGRESS_RECORDS = 5000
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
