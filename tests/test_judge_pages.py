@@ -5,7 +5,7 @@ from django_tasks_db.models import DBTaskResult
 
 from audit.judge.services import judge_run_create, judge_run_execute
 from audit.models import JudgeFailure, JudgeRun
-from tests.factories import make_dataset, make_user
+from tests.factories import make_audit, make_dataset, make_user
 from tests.judge_helpers import make_judged_answer
 
 
@@ -93,3 +93,15 @@ class JudgePagesTests(TestCase):
 
     def test_it_404s_an_unknown_run(self):
         self.assertEqual(self.client.get("/judge/runs/999/").status_code, 404)
+
+    def test_it_links_an_audit_run_back_to_its_audit_and_says_a_finished_run_has_nothing_left(self):
+        audit = make_audit(list(self.ds.answers.all()), dataset=self.ds)
+        run = judge_run_create(backend="offline", audit=audit)
+        r = self.client.get(f"/judge/runs/{run.pk}/")
+        self.assertContains(r, f'audit <a href="/audits/{audit.pk}/">{audit.name}</a>')
+        self.assertNotContains(r, "cache read. .")  # not started: no dangling "Started" sentence
+        self.assertNotContains(r, "Nothing left to do")
+        judge_run_execute(run.pk)
+        r = self.client.get(f"/judge/runs/{run.pk}/")
+        self.assertContains(r, "Nothing left to do")
+        self.assertContains(r, "Resume</button>")
