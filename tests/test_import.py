@@ -331,6 +331,14 @@ class ImportPageTests(TestCase):
                                           "dataset": "web"})
         self.assertContains(r, "Nothing new")
 
+    def test_it_says_which_uploads_go_to_the_background_and_what_comes_next(self):
+        with self.settings(IMPORT_INLINE_BYTES=2_000_000, IMPORT_MAX_UPLOAD_BYTES=50 * 1024 * 1024):
+            r = self.client.get("/import/")
+        self.assertContains(r, "Files up to 50.0\xa0MB;\nthose over 1.9\xa0MB are imported in the background")
+        r = self.upload(jsonl(rec(1)))
+        self.assertContains(r, '<a href="/judge/runs/">judge them</a>')
+        self.assertContains(r, '<a href="/audits/new/">draw an audit</a>')
+
     def test_it_shows_errors_naming_line_and_field(self):
         r = self.upload(jsonl(rec(1), rec(2, answer=""), b"{oops"))
         self.assertContains(r, "Import failed: nothing was written", status_code=400)

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.http import Http404
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
@@ -51,6 +52,7 @@ def import_batch(request, batch_id):
 
 def _page(request, form, batch, too_big, status):
     ctx = {"form": form, "batch": batch, "too_big": too_big, "max_bytes": max_upload_bytes(),
+           "inline_bytes": getattr(settings, "IMPORT_INLINE_BYTES", 1_000_000),
            "datasets": selectors.dataset_names(), "recent": selectors.recent_imports()}
     # htmx swaps only 2xx responses: for htmx the outcome is in the content, not the status.
     return render(request, "ingest/import.html#import_panel" if request.htmx else "ingest/import.html", ctx,
