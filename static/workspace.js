@@ -62,6 +62,8 @@
     noteTimers[t.id] = setTimeout(function () { if (document.body.contains(t)) post(t); }, 2000);
   });
 
+  // The list is taller than a laptop screen: focusing its Close button would open it scrolled to the end.
+  function openHelp() { help.showModal(); help.scrollTop = 0; }
   function rows() { return Array.prototype.slice.call(list.querySelectorAll("li.claim")); }
   function rowOf(pk) { return pk ? document.getElementById("claim-" + pk) : null; }
   function say(text, bad) {
@@ -155,7 +157,7 @@
     var go = ev.target.closest("[data-goto]");
     if (go) { ev.preventDefault(); select(go.getAttribute("data-goto"), { focus: true, scroll: true }); }
     var act = ev.target.closest("[data-action]");
-    if (act && act.getAttribute("data-action") === "help") help.showModal();
+    if (act && act.getAttribute("data-action") === "help") openHelp();
     if (act && act.getAttribute("data-action") === "close-help") help.close();
   });
 
@@ -179,7 +181,7 @@
     n: function () { var r = currentRow(); if (r) r.querySelector("textarea.note").focus(); },
     m: function () { document.getElementById("answer-note").focus(); },
     o: function () { press(document.getElementById("omission")); },
-    "?": function () { help.showModal(); },
+    "?": openHelp,
     "[": function () { var a = document.getElementById("prev-answer"); if (a) a.click(); },
     ".": function () { cursor().move(1); }, ",": function () { cursor().move(-1); },
     "]": function () { var a = document.getElementById("next-answer"); if (a) a.click(); },

@@ -208,3 +208,18 @@ def test_it_builds_each_rows_controls_from_the_shared_template(live_server, page
     assert page.locator(f"#c{c0.pk}-supported").get_attribute("aria-pressed") == "true"
     assert page.locator(f"#c{c0.pk}-not_atomic").is_disabled()
     assert page.js_errors == []
+
+
+def test_it_opens_the_shortcut_list_at_its_top_and_leaves_room_for_the_status_at_1280(live_server, page, login,
+                                                                                        transactional_db):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=2, n_claims=2)
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    page.keyboard.press("?")
+    heading = page.locator("#h-shortcuts").bounding_box()
+    assert heading["y"] >= 0 and page.locator("dialog#shortcuts").evaluate("d => d.scrollTop") == 0
+    page.keyboard.press("Escape")
+    page.keyboard.press(".")  # the sentence cursor says in the status line what e would attach
+    assert page.locator("#save-status").inner_text().startswith("Evidence: passage 1")
+    assert page.locator("#save-status").bounding_box()["width"] >= 200
