@@ -291,3 +291,22 @@ def test_it_previews_creates_and_assigns_in_chromium(live_server, page, login, t
     page.click("button:has-text('Assign and start labelling')")
     page.wait_for_selector("text=0 of 24 assignments submitted")
     assert page.js_errors == []
+
+
+class AddAnnotatorChoicesTests(TestCase):
+    def test_it_offers_only_annotators_not_yet_on_the_audit_and_says_when_there_are_none(self):
+        lead = make_user("lead", "lead")
+        self.client.force_login(lead)
+        ds = make_dataset("team")
+        bulk_answers(ds, 4, claims=1, prefix="t")
+        audit = audit_create(name="team", dataset=ds, size=4, seed=1)
+        on = [make_user(f"on{i}", "annotator") for i in range(2)]
+        audit_assign(audit, on)
+        r = self.client.get(f"/audits/{audit.id}/")
+        self.assertNotContains(r, "Add and rebalance")
+        self.assertContains(r, "Every annotator is already on this audit")
+        newcomer = make_user("newcomer", "annotator")
+        r = self.client.get(f"/audits/{audit.id}/")
+        self.assertContains(r, f'<option value="{newcomer.pk}">newcomer</option>', html=True)
+        for u in on:
+            self.assertNotContains(r, f'<option value="{u.pk}">')

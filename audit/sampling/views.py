@@ -50,9 +50,13 @@ def audit_detail(request, audit_id):
         audit = selectors.audit_detail(audit_id)
     except Audit.DoesNotExist:
         raise Http404("No such audit.") from None
-    ctx = {"audit": audit, "progress": selectors.audit_progress(audit),
+    progress, add_form = selectors.audit_progress(audit), forms.AnnotatorForm()
+    # Offer only people not already on the audit: adding one of them would move nothing.
+    add_form.fields["annotator"].queryset = add_form.fields["annotator"].queryset.exclude(
+        pk__in=[p["user_id"] for p in progress["annotators"]])
+    ctx = {"audit": audit, "progress": progress,
            "without_claims": selectors.items_without_claims(audit), "runs": selectors.latest_judge_runs(audit),
-           "assign_form": forms.AssignForm(), "add_form": forms.AnnotatorForm(), "judge_form": forms.JudgeForm()}
+           "assign_form": forms.AssignForm(), "add_form": add_form, "judge_form": forms.JudgeForm()}
     return render(request, "sampling/audit_detail.html", ctx)
 
 
