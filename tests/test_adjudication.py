@@ -195,6 +195,9 @@ class AdjudicationViewTests(TestCase):
         self.assertNotIn("Claim number 1 says", body)  # agreed everywhere
         self.assertContains(r, "<strong>4</strong> disputed claims, <strong>0</strong> resolved", html=False)
         self.assertContains(r, "A")
+        claim = Claim.objects.get(answer=self.audit.items.order_by("position")[0].answer, position=2)
+        link = rf'<a href="/adjudicate/{self.audit.id}/answers/\d+/\?claim={claim.id}">Claim number 2 says'
+        self.assertRegex(body, link)  # each disputed claim opens the adjudication page at that claim
 
     def test_it_lists_agreed_claims_the_judge_disputes_separately(self):
         add_judge(self.audit, lambda c: "contradicted" if c.position == 1 else "supported")
