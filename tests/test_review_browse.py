@@ -20,3 +20,12 @@ class MalformedParameterTests(TestCase):
         r = self.client.get(f"/answers/{self.answer.id}/?version=abc")
         self.assertEqual(r.status_code, 200)
         self.assertContains(r, self.answer.question)
+
+
+class AnswerPageWayBackTests(TestCase):
+    def test_it_links_an_answer_back_to_its_datasets_list(self):
+        answer = make_answer()
+        self.client.force_login(make_user("lead", "lead"))
+        r = self.client.get(f"/answers/{answer.id}/")
+        back = f'<a href="/answers/?dataset={answer.dataset_id}">All answers of {answer.dataset.name}</a>'
+        self.assertContains(r, back, html=True)
