@@ -142,7 +142,7 @@ def test_it_resumes_a_killed_run_without_calling_again_for_stored_work(fake):
     with pytest.raises(KeyboardInterrupt):
         judge_run_execute(run.pk, progress=kill)
     run.refresh_from_db()
-    assert run.status == "failed" and "resume" in run.message
+    assert run.status == "failed" and "resume" in run.message, (run.status, run.message, run.claims_done)
     decomposed = set(Claim.objects.values_list("answer_id", flat=True))
     judged = set(JudgeVerdict.objects.values_list("claim__text", flat=True))
     assert 0 < len(judged) < 18
