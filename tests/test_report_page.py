@@ -338,6 +338,25 @@ class ReportPageTests(TestCase):
         self.assertEqual(drill_rows(self.get(f"/reports/{big.id}/claims/", page="x")), 100)  # bad page: first
 
 
+class ProvisionalNoiseFloorTests(TestCase):
+    def test_it_warns_that_the_noise_floor_leans_to_agreement_while_gold_is_missing(self):
+        from annotations.models import GoldLabel
+
+        k = known_audit()
+        self.client.force_login(make_user("lead", "lead"))
+        html = self.client.get(f"/reports/{k['audit'].id}/").content.decode()
+        def floor(html):
+            return re.sub(r"\s+", " ", re.search(r'<p id="noise-floor"[^>]*>(.*?)</p>', html, re.S).group(1))
+
+        self.assertNotIn("Provisional:", floor(html))
+        adjudicated = GoldLabel.objects.filter(audit=k["audit"], source="adjudicated")
+        missing = adjudicated.count()
+        self.assertGreater(missing, 0)
+        adjudicated.delete()
+        html = self.client.get(f"/reports/{k['audit'].id}/").content.decode()
+        self.assertIn(f"Provisional:</strong> {missing} judged claim", floor(html))
+
+
 class DegenerateReportTests(TestCase):
     def setUp(self):
         self.client.force_login(make_user("lead", "lead"))

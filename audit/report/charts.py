@@ -75,7 +75,7 @@ def trend_chart(points, title="Fail rate by audit, with Wilson 95% CIs"):
             '<title>{}: {} of {} answers fail, {} (95% CI {} to {})</title></circle>'
             '<text x="{cx}" y="{}" text-anchor="middle">{}</text></g>',
             _f(y(lo)), _f(y(hi)), cls, _f(y(fr["value"])), p["name"], p["fails"], p["n"], f"{fr['value']:.3f}",
-            f"{lo:.3f}", f"{hi:.3f}", height - bottom + 16, p["name"][:10], cx=_f(cx)))
+            f"{lo:.3f}", f"{hi:.3f}", height - bottom + 16, _short(p["name"], max(10, int(step / 6.5))), cx=_f(cx)))
     path = format_html('<polyline class="trend" fill="none" points="{}"/>', " ".join(line))
     return format_html(
         '<svg class="chart" role="img" aria-label="{}" viewBox="0 0 {} {}" width="{}" height="{}">'
