@@ -102,6 +102,24 @@
     if (form) form.requestSubmit();
   }
 
+  // ] and [ follow the page's links to the next / previous answer with disputes (or back to the queue).
+  function go(which) {
+    const link = document.querySelector(`.answer-nav a[data-nav="${which}"]`);
+    if (link) window.location.assign(link.href);
+  }
+
+  /* Once every disputed claim of the answer has gold, say so and point at the next answer, so the
+     adjudicator need not go back to the queue by hand. */
+  function announceDone() {
+    const disputed = Array.from(root.querySelectorAll(".claim-block.kind-disputed"));
+    const status = document.querySelector("[data-answer-status]");
+    const next = document.querySelector('.answer-nav a[data-nav="next"]');
+    if (!status || !disputed.length || disputed.some((b) => !b.dataset.gold)) return;
+    status.textContent = "Every disputed claim of this answer is settled: press ] for " +
+      (next && next.rel === "next" ? "the next answer with disputes." : "the queue.");
+    if (next) next.classList.add("button");
+  }
+
   function help() {
     const d = document.getElementById("adjudication-help");
     if (d.open) d.close(); else d.showModal();
@@ -125,6 +143,7 @@
       cursor("extend", k === "ArrowRight" ? 1 : -1);
     }
     else if (k === "r") { const r = current && current.querySelector('input[name="reason"]'); if (r) r.focus(); }
+    else if (k === "]" || k === "[") go(k === "]" ? "next" : "prev");
     else if (k === "?") help();
     else if (k === "Enter" && !["A", "BUTTON", "SUMMARY"].includes(e.target.tagName)) save();
     else return;
@@ -150,6 +169,7 @@
       current = null;
       setCurrent(block, { load: false });
       loadPassages(block.dataset.claim);  // the gold's evidence may have changed
+      announceDone();
     }
   });
 

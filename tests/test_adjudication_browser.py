@@ -88,3 +88,35 @@ def test_it_takes_new_evidence_from_a_passage_selection(live_server, page, login
         "contradicted", passage, start, start + 17, "capital of France")
     page.locator('#passages mark.evidence.gold:text("capital of France")').wait_for()
     assert page.js_errors == []
+
+
+@pytest.mark.browser
+def test_it_moves_to_the_next_answer_with_disputes_with_the_keyboard(live_server, page, login, transactional_db):
+    ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+    adj = make_user("adj", "adjudicator")
+    audit = build_audit(ann1, ann2, n_answers=2)  # claim 0 of each answer is disputed
+    submit_all(audit)
+    first, second = AuditAnswer.objects.filter(audit=audit).order_by("position")
+    login(page, adj)
+    page.goto(f"{live_server.url}/adjudicate/{audit.id}/answers/{first.id}/")
+    page.keyboard.press("b")
+    page.keyboard.press("r")
+    page.keyboard.type("B is right.")
+    page.keyboard.press("Enter")
+    status = page.locator("[data-answer-status]")
+    status.filter(has_text="press ] for the next answer with disputes").wait_for()
+    page.keyboard.press("]")
+    page.wait_for_url(f"**/adjudicate/{audit.id}/answers/{second.id}/")
+    page.keyboard.press("[")
+    page.wait_for_url(f"**/adjudicate/{audit.id}/answers/{first.id}/")
+    page.keyboard.press("]")
+    page.wait_for_url(f"**/answers/{second.id}/")
+    page.keyboard.press("b")
+    page.keyboard.press("r")
+    page.keyboard.type("B again.")
+    page.keyboard.press("Enter")
+    status.filter(has_text="press ] for the queue").wait_for()
+    page.keyboard.press("]")
+    page.wait_for_url(f"**/adjudicate/?done={audit.id}")
+    assert page.locator("text=No disputes left in this audit").count() == 1
+    assert page.js_errors == []

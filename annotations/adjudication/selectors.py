@@ -43,9 +43,10 @@ def _complete_items(assignment_rows, user):
     return complete
 
 
-def adjudication_queue(user):
-    """Per open audit: disputed claims grouped by answer, counts, and the judge-review list."""
-    audits = list(Audit.objects.filter(status__in=OPEN).order_by("-created_at", "-id"))
+def _labels_and_gold(audits, user):
+    """(assignment rows, complete items, {(item, claim): {slot: verdict}}, {(audit, claim): gold row}) of the
+    audits, as the queue sees them for user (four queries). Shared by the queue, the adjudication page's
+    next/previous links and the home page, so all three follow the same rules."""
     assignment_rows = list(Assignment.objects.filter(audit_answer__audit__in=audits).values(
         "audit_answer_id", "slot", "status", "annotator_id", "is_demo", "audit_answer__audit_id",
         "audit_answer__position", "audit_answer__answer__external_id", "audit_answer__answer_id"))
@@ -58,6 +59,13 @@ def adjudication_queue(user):
             verdicts.setdefault(key, {})[row["assignment__slot"]] = row["verdict"]
     gold = {(g["audit_id"], g["claim_id"]): g for g in
             GoldLabel.objects.filter(audit__in=audits).values("audit_id", "claim_id", "verdict", "source")}
+    return assignment_rows, complete, verdicts, gold
+
+
+def adjudication_queue(user):
+    """Per open audit: disputed claims grouped by answer, counts, and the judge-review list."""
+    audits = list(Audit.objects.filter(status__in=OPEN).order_by("-created_at", "-id"))
+    assignment_rows, complete, verdicts, gold = _labels_and_gold(audits, user)
     judge = latest_judge_verdicts({"claim__answer__audit_items__audit__in": audits})
     claims = {c["id"]: c for c in Claim.objects.filter(answer__audit_items__audit__in=audits)
               .values("id", "position", "text")}
@@ -80,6 +88,28 @@ def adjudication_queue(user):
             entry["judge_review"].append(row)
     _count_hidden(by_audit, assignment_rows, user)
     return list(by_audit.values())
+
+
+def adjudication_neighbours(user, audit, item):
+    """(previous, next) answers of the audit to adjudicate around item, in the queue's order (answer position)
+    and by its rules (both labels submitted, not labelled by user), as {"id", "external_id"} or None.
+    Next: the first later answer with an unresolved dispute, else the first earlier one (wrapping round);
+    None when no other answer has one. Previous: the last earlier answer with an unresolved dispute, else
+    the last earlier one with any dispute (to look back at what was settled). Four queries."""
+    _rows, complete, verdicts, gold = _labels_and_gold([audit], user)
+    open_ = {}  # item id -> whether some disputed claim of it has no gold yet
+    for (item_id, claim_id), v in verdicts.items():
+        if v.get("A") != v.get("B"):
+            open_[item_id] = open_.get(item_id, False) or (audit.id, claim_id) not in gold
+    position = {i: complete[i]["A"]["audit_answer__position"] for i in open_ if i != item.id}
+    before = sorted((i for i in position if position[i] < item.position), key=position.get)
+    after = sorted((i for i in position if position[i] > item.position), key=position.get)
+    nxt = next((i for i in after + before if open_[i]), None)
+    prev = next((i for i in reversed(before) if open_[i]), before[-1] if before else None)
+
+    def link(i):
+        return i and {"id": i, "external_id": complete[i]["A"]["audit_answer__answer__external_id"]}
+    return link(prev), link(nxt)
 
 
 def _count_hidden(by_audit, assignment_rows, user):

@@ -13,7 +13,9 @@ from audit.models import Audit, AuditAnswer, Verdict
 
 @roles.adjudicator_required
 def queue(request):
-    return render(request, "adjudication/queue.html", {"audits": selectors.adjudication_queue(request.user)})
+    done = request.GET.get("done", "")  # the audit whose last dispute the adjudicator just left
+    ctx = {"audits": selectors.adjudication_queue(request.user), "done": int(done) if done.isdigit() else None}
+    return render(request, "adjudication/queue.html", ctx)
 
 
 def _item_or_404(request, audit_id, item_id):
@@ -44,11 +46,13 @@ def adjudicate(request, audit_id, item_id):
     rows = selectors.claim_rows(item)
     current = _current_row(rows, request.GET.get("claim", ""))
     by_kind = {k: [r for r in rows if r["kind"] == k] for k in ("disputed", "judge_review", "agreed")}
+    partial = request.htmx and request.htmx.target == "passages"
+    prev, nxt = (None, None) if partial else selectors.adjudication_neighbours(request.user, item.audit, item)
     ctx = {"item": item, "audit": item.audit, "current": current, "verdict_choices": Verdict.choices,
+           "prev_item": prev, "next_item": nxt,
            "disputed": by_kind["disputed"], "review": by_kind["judge_review"], "agreed": by_kind["agreed"],
            "answer_segments": selectors.answer_segments(item.answer),
            "passages": selectors.passage_segments(item.answer.passage_list, current)}
-    partial = request.htmx and request.htmx.target == "passages"
     return render(request, "adjudication/adjudicate.html#passages" if partial else "adjudication/adjudicate.html", ctx)
 
 

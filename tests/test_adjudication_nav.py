@@ -1,0 +1,74 @@
+"""Moving between answers on the adjudication page (] / [ and their links)."""
+
+import re
+
+from django.test import TestCase
+
+from annotations.adjudication import services
+from annotations.models import Assignment
+from audit.models import AuditAnswer, Claim
+from tests.adjudication_helpers import build_audit, submit_all
+from tests.factories import make_user
+
+
+class AnswerNavigationTests(TestCase):
+    def setUp(self):
+        self.a, self.b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+        self.adj = make_user("adj", "adjudicator")
+        self.audit = build_audit(self.a, self.b, n_answers=5)  # claim 0 of every answer is disputed
+        self.items = list(AuditAnswer.objects.filter(audit=self.audit).order_by("position"))
+        # Answer 2 was labelled by the adjudicator (skipped); answer 4 is not submitted by B yet (skipped).
+        self.adj.groups.add(*self.a.groups.all())
+        Assignment.objects.filter(audit_answer=self.items[2], slot="B").update(annotator=self.adj)
+        Assignment.objects.filter(audit_answer=self.items[4], slot="B").update(status="started")
+        submit_all(self.audit)
+        self.client.force_login(self.adj)
+
+    def page(self, i):
+        return self.client.get(f"/adjudicate/{self.audit.id}/answers/{self.items[i].id}/").content.decode()
+
+    def link(self, body, rel):
+        m = re.search(rf'<a href="([^"]+)" rel="{rel}" data-nav="{rel}">', body)
+        return m and m.group(1)
+
+    def url(self, i):
+        return f"/adjudicate/{self.audit.id}/answers/{self.items[i].id}/"
+
+    def settle(self, i):
+        claim = Claim.objects.get(answer=self.items[i].answer, position=0)
+        services.gold_adjudicate(self.audit, claim, user=self.adj, verdict="supported", reason="A is right",
+                                 expected_version=0)
+
+    def test_it_links_the_next_and_previous_answers_with_disputes_in_queue_order(self):
+        body = self.page(1)
+        self.assertEqual(self.link(body, "next"), self.url(3))  # skips 2 (theirs), never 4 (not submitted)
+        self.assertEqual(self.link(body, "prev"), self.url(0))
+        self.assertIn("<kbd>]</kbd>", body)
+        self.assertIsNone(self.link(self.page(0), "prev"))
+
+    def test_it_prefers_unresolved_disputes_and_wraps_round(self):
+        self.settle(3)
+        self.assertEqual(self.link(self.page(1), "next"), self.url(0))  # nothing later is open: back to 0
+        self.settle(0)
+        body = self.page(3)
+        self.assertEqual(self.link(body, "next"), self.url(1))
+        self.assertEqual(self.link(body, "prev"), self.url(1))  # the last earlier answer still open
+        self.assertEqual(self.link(self.page(1), "prev"), self.url(0))  # settled, but there to look back at
+
+    def test_it_sends_back_to_the_queue_when_no_disputes_are_left(self):
+        for i in (0, 3):
+            self.settle(i)
+        body = self.page(1)
+        self.assertIsNone(self.link(body, "next"))
+        self.assertIn("No other answer in this audit has disputes left.", body)
+        back = f'href="/adjudicate/?done={self.audit.id}" data-nav="next">Back to the queue <kbd>]</kbd>'
+        self.assertIn(back, body)
+        r = self.client.get(f"/adjudicate/?done={self.audit.id}")
+        self.assertContains(r, "the open claims below still need gold")  # answer 1's dispute is still open
+        self.settle(1)
+        self.assertContains(self.client.get(f"/adjudicate/?done={self.audit.id}"), "No disputes left in this audit")
+        self.assertNotContains(self.client.get("/adjudicate/?done=x"), "No disputes left")
+
+    def test_it_lists_the_shortcuts_in_the_help_dialog(self):
+        body = self.page(1)
+        self.assertIn("<dt><kbd>]</kbd> / <kbd>[</kbd></dt><dd>next / previous answer with disputes", body)
