@@ -1,4 +1,4 @@
-"""Moving between answers on the adjudication page (] / [ and their links)."""
+"""Moving between answers on the adjudication page (] / [ and their links), and the queue as one table per audit."""
 
 import re
 
@@ -72,3 +72,22 @@ class AnswerNavigationTests(TestCase):
     def test_it_lists_the_shortcuts_in_the_help_dialog(self):
         body = self.page(1)
         self.assertIn("<dt><kbd>]</kbd> / <kbd>[</kbd></dt><dd>next / previous answer with disputes", body)
+
+
+class QueueTableTests(TestCase):
+    def test_it_shows_one_accessible_table_per_audit_with_answer_group_rows(self):
+        a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+        adj = make_user("adj", "adjudicator")
+        audit = build_audit(a, b, n_answers=3, verdicts=lambda i, p, s: "unsupported" if s == "B" and p != 1
+                            else "supported")
+        submit_all(audit)
+        self.client.force_login(adj)
+        body = self.client.get("/adjudicate/").content.decode()
+        self.assertEqual(body.count('<table class="table queue-table">'), 1)
+        self.assertIn(f"<caption>Disputed claims of {audit.name}, grouped by answer</caption>", body)
+        self.assertEqual(body.count('<th scope="rowgroup" colspan="5">'), 3)
+        self.assertEqual(body.count('<tbody class="queue-answer">'), 3)
+        self.assertEqual(body.count('<th scope="col"'), 10)  # both tables' headers
+        for item in AuditAnswer.objects.filter(audit=audit):
+            for claim in Claim.objects.filter(answer=item.answer).exclude(position=1):
+                self.assertIn(f'<a href="/adjudicate/{audit.id}/answers/{item.id}/?claim={claim.id}">', body)
