@@ -112,6 +112,22 @@ def adjudication_neighbours(user, audit, item):
     return link(prev), link(nxt)
 
 
+def adjudicator_home(user):
+    """Per open audit with work for user: disputed claims left and total, the first unresolved answer and
+    claim, and the judge-review count (the queue's fixed number of queries)."""
+    out = []
+    for entry in adjudication_queue(user):
+        left = entry["disputed"] - entry["resolved"]
+        if not left and not entry["judge_review"]:
+            continue
+        first = next(((item_id, row["claim"]["id"]) for item_id, rows in entry["answers"].items()
+                      for row in rows if row["gold"] is None), (None, None))
+        out.append({"audit": entry["audit"], "disputed": entry["disputed"], "resolved": entry["resolved"],
+                    "left": left, "judge_review": len(entry["judge_review"]), "next_item_id": first[0],
+                    "next_claim_id": first[1]})
+    return out
+
+
 def _count_hidden(by_audit, assignment_rows, user):
     if may_adjudicate_own():
         return

@@ -9,6 +9,7 @@ from audit.models import Answer, Dataset
 
 
 def home(request):
+    from annotations.adjudication.selectors import adjudicator_home
     from annotations.workspace.selectors import annotator_audits
     from audit.judge.selectors import judge_runs
     from audit.sampling.selectors import audit_list
@@ -19,6 +20,8 @@ def home(request):
     if roles.has_role(user, roles.LEAD):
         ctx["recent_audits"] = list(audit_list()[:6])
         ctx["recent_runs"] = list(judge_runs()[:4])
+    if roles.has_role(user, roles.ADJUDICATOR):
+        ctx["adjudication"] = adjudicator_home(user)
     return render(request, "audit/home.html", ctx)
 
 
