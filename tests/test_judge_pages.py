@@ -41,6 +41,17 @@ class JudgePagesTests(TestCase):
         self.assertContains(r, "ANTHROPIC_API_KEY is not set", status_code=400)
         self.assertFalse(JudgeRun.objects.exists())
 
+    def test_it_defaults_to_the_offline_baseline_without_an_api_key(self):
+        with self.settings(ANTHROPIC_API_KEY=""):
+            r = self.client.get("/judge/runs/")
+        self.assertContains(r, '<option value="offline" selected>', html=False)
+        self.assertContains(r, "The LLM judge needs ANTHROPIC_API_KEY, which is not set on this server.")
+        with self.settings(ANTHROPIC_API_KEY="sk-test"):
+            r = self.client.get("/judge/runs/")
+        self.assertContains(r, '<option value="anthropic" selected>', html=False)
+        self.assertContains(r, "The LLM judge needs ANTHROPIC_API_KEY.")
+        self.assertContains(r, 'aria-describedby="backend-help"')
+
     def test_it_lists_runs_in_constant_queries(self):
         judge_run_execute(judge_run_create(backend="offline", dataset=self.ds, user=self.lead).pk)
         # session, user, groups, count, datasets (twice: the select widget reads its first choice), runs

@@ -1,4 +1,5 @@
 from django import forms
+from django.conf import settings
 
 from audit.models import Dataset
 
@@ -9,6 +10,13 @@ class StartRunForm(forms.Form):
     use_batch = forms.BooleanField(required=False, label="Batch API (about half price, results within 24 h)")
     budget_usd = forms.FloatField(required=False, min_value=0.01, label="Budget (USD)")
     budget_tokens = forms.IntegerField(required=False, min_value=1, label="Budget (tokens)")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Without a key the LLM judge can only be refused: offer the baseline that runs.
+        self.llm_ready = bool(settings.ANTHROPIC_API_KEY)
+        self.fields["backend"].initial = "anthropic" if self.llm_ready else "offline"
+        self.fields["backend"].widget.attrs["aria-describedby"] = "backend-help"
 
 
 class ResumeForm(forms.Form):
