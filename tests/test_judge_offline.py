@@ -8,9 +8,8 @@ from django.core.management.base import CommandError
 
 from audit.judge import offline
 from audit.judge.guard import evidence_guard
-from audit.judge.selectors import answer_judge_verdicts, judge_versions_for, latest_judge_version
 from audit.judge.services import JudgeRunError, judge_run_create, judge_run_enqueue, judge_run_execute
-from audit.models import Answer, Claim, JudgeRun, JudgeVerdict, JudgeVersion
+from audit.models import AnswerJudgement, Claim, JudgeRun, JudgeVerdict
 from tests.factories import make_answer, make_audit, make_dataset
 from tests.judge_helpers import make_judged_answer
 
@@ -121,21 +120,18 @@ def test_it_explains_bad_command_input():
 
 
 @pytest.mark.django_db
-def test_it_selects_versions_and_per_answer_verdicts():
+def test_it_gives_answer_level_outcomes_and_passes_a_refusal():
     ds = make_dataset()
     good = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889.", passages=PASSAGES)
     bad = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889. It was painted gold.",
                              passages=PASSAGES)
     refusal = make_judged_answer(ds, text="Unable to answer based on given passages.", passages=PASSAGES)
-    judge_run_execute(judge_run_create(backend="offline", dataset=ds).pk)
-    version = JudgeVersion.objects.get(kind="offline")
-    answers = Answer.objects.filter(dataset=ds)
-    assert latest_judge_version(answers) == version
-    assert [(v, v.n_verdicts) for v in judge_versions_for(answers)] == [(version, 4)]
+    run = judge_run_execute(judge_run_create(backend="offline", dataset=ds).pk)
+    assert Claim.objects.get(answer=refusal).judge_verdicts.get().verdict == "non_assertive"
     # An answer that says the passages do not answer passes (DESIGN rule 6): its claim is not scored.
-    assert answer_judge_verdicts([good.pk, bad.pk, refusal.pk], version) == {
-        good.pk: "supported", bad.pk: "unsupported", refusal.pk: "non_assertive"}
-    assert latest_judge_version(Answer.objects.none()) is None
+    outcomes = dict(AnswerJudgement.objects.filter(judge_version=run.judge_version)
+                    .values_list("answer_id", "outcome"))
+    assert outcomes == {good.pk: "pass", bad.pk: "fail", refusal.pk: "pass"}
 
 
 @pytest.mark.django_db(transaction=True)
