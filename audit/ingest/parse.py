@@ -159,16 +159,22 @@ def _created_at(value, line, errors):
     return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).isoformat()
 
 
+def _is_object(item, allowed, line, field, errors):
+    """A passage or claim must be an object; unknown keys are errors, the known ones are still read."""
+    if not isinstance(item, dict):
+        errors.append(RecordError(line, field, f"must be an object, got {type(item).__name__}"))
+        return False
+    for key in sorted(item.keys() - allowed):
+        errors.append(RecordError(line, f"{field}.{key}", f"unknown field (allowed: {', '.join(sorted(allowed))})"))
+    return True
+
+
 def _passages(items, line, lim, errors):
     out, seen = [], set()
     for i, p in enumerate(items):
         field = f"passages[{i}]"
-        if not isinstance(p, dict):
-            errors.append(RecordError(line, field, f"must be an object, got {type(p).__name__}"))
+        if not _is_object(p, PASSAGE_FIELDS, line, field, errors):
             continue
-        if not p.keys() <= PASSAGE_FIELDS:
-            for key in sorted(p.keys() - PASSAGE_FIELDS):
-                errors.append(RecordError(line, f"{field}.{key}", "unknown field (allowed: id, source, text)"))
         pid = _text(p, "id", line, field, lim, errors, max_chars=200)
         if pid in seen:
             errors.append(RecordError(line, f"{field}.id", f"duplicate passage id {pid!r}"))
@@ -183,13 +189,8 @@ def _claims(items, passage_ids, line, lim, errors):
     out = []
     for i, c in enumerate(items):
         field = f"claims[{i}]"
-        if not isinstance(c, dict):
-            errors.append(RecordError(line, field, f"must be an object, got {type(c).__name__}"))
+        if not _is_object(c, CLAIM_FIELDS, line, field, errors):
             continue
-        if not c.keys() <= CLAIM_FIELDS:
-            for key in sorted(c.keys() - CLAIM_FIELDS):
-                errors.append(RecordError(line, f"{field}.{key}", "unknown field (allowed: " + ", ".join(
-                    sorted(CLAIM_FIELDS)) + ")"))
         claim = {"text": _text(c, "text", line, field, lim, errors)}
         verdict = c.get("verdict")
         if verdict is not None and verdict not in VERDICTS:
