@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
 from django.utils import timezone
 
+from audit.judge.evidence import ws_pattern
 from audit.judge.guard import evidence_guard
 from audit.models import Answer, Claim, ClaimOrigin, JudgeFailure, JudgeRun, JudgeVerdict, Passage
 
@@ -82,11 +83,8 @@ def locate(text, claim, start=0):
         i = text.find(claim, begin)
         if i >= 0:
             return i, i + len(claim)
-    words = claim.split()
-    if not words:
-        return None, None
-    pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.I)
-    m = pattern.search(text, start) or pattern.search(text)
+    pattern = ws_pattern(claim, re.I)
+    m = pattern and (pattern.search(text, start) or pattern.search(text))
     return (m.start(), m.end()) if m else (None, None)
 
 
