@@ -5,6 +5,13 @@ from annotations.models import HistoryEvent
 
 def record(audit, *, kind, action, user=None, answer=None, claim=None, old=None, new=None, reason=""):
     return HistoryEvent.objects.create(
-        audit=audit, kind=kind, action=action, user=user, answer=answer, claim=claim, old=old, new=new,
+        audit=audit,
+        kind=kind,
+        action=action,
+        user=user,
+        answer=answer,
+        claim=claim,
+        old=old,
+        new=new,
         reason=reason,
     )

@@ -6,8 +6,9 @@ def segments(text, spans):
 
     Overlapping or out-of-range spans are skipped: the first span to claim a character keeps it."""
     out, pos = [], 0
-    for start, end, tag in sorted((s for s in spans if s[0] is not None and s[1] is not None),
-                                  key=lambda s: (s[0], s[1])):
+    for start, end, tag in sorted(
+        (s for s in spans if s[0] is not None and s[1] is not None), key=lambda s: (s[0], s[1])
+    ):
         if start < pos or end <= start or end > len(text):
             continue
         if start > pos:

@@ -62,8 +62,11 @@ def database_from_url(url):
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": path if path.startswith("/") else BASE_DIR / path,
             # WAL lets the task worker write while pages read.
-            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-                        "transaction_mode": "IMMEDIATE", "timeout": 20},
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+            },
         }
     raise ImproperlyConfigured(f"DATABASE_URL scheme {parts.scheme!r} is not supported")
 

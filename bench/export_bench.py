@@ -49,22 +49,52 @@ def build(n_answers, per_answer, users):
     rng, now = random.Random(11), timezone.now()
     ds = Dataset.objects.create(name="bench")
     answers = Answer.objects.bulk_create(
-        Answer(dataset=ds, external_id=f"ans-{i}", question=f"Question {i}?", text="t", created_at=now,
-               content_hash="x" * 64) for i in range(n_answers))
+        Answer(
+            dataset=ds,
+            external_id=f"ans-{i}",
+            question=f"Question {i}?",
+            text="t",
+            created_at=now,
+            content_hash="x" * 64,
+        )
+        for i in range(n_answers)
+    )
     passages = Passage.objects.bulk_create(
         Passage(answer=a, position=0, external_id="passage 1", text="The limit is 100 requests per minute.")
-        for a in answers)
+        for a in answers
+    )
     claims = Claim.objects.bulk_create(
-        (Claim(answer=a, position=p, text=f"=Claim {p} of {a.external_id}: the limit is {p} per minute.",
-               origin="imported") for a in answers for p in range(per_answer)), batch_size=5000)
+        (
+            Claim(
+                answer=a,
+                position=p,
+                text=f"=Claim {p} of {a.external_id}: the limit is {p} per minute.",
+                origin="imported",
+            )
+            for a in answers
+            for p in range(per_answer)
+        ),
+        batch_size=5000,
+    )
     audit = Audit.objects.create(name="bench-W48", dataset=ds, status="adjudication", seed=1, size=n_answers)
     items = AuditAnswer.objects.bulk_create(
-        AuditAnswer(audit=audit, answer=a, position=i, stratum=f"s{i % 4}", stratum_population=n_answers * 25,
-                    stratum_sample=n_answers // 4, inclusion_probability=0.01, weight=100.0)
-        for i, a in enumerate(answers))
+        AuditAnswer(
+            audit=audit,
+            answer=a,
+            position=i,
+            stratum=f"s{i % 4}",
+            stratum_population=n_answers * 25,
+            stratum_sample=n_answers // 4,
+            inclusion_probability=0.01,
+            weight=100.0,
+        )
+        for i, a in enumerate(answers)
+    )
     asg = Assignment.objects.bulk_create(
         Assignment(audit_answer=it, annotator=users[s], slot="AB"[s], status="submitted", active_seconds=200)
-        for it in items for s in (0, 1))
+        for it in items
+        for s in (0, 1)
+    )
     version = JudgeVersion.objects.create(kind="anthropic", name="verify-v1", content_hash="b" * 64)
     labels, gold, judge = [], [], []
     for i, c in enumerate(claims):
@@ -72,13 +102,32 @@ def build(n_answers, per_answer, users):
         va = rng.choices(VERDICTS, weights=[80, 3, 10, 7])[0]
         vb = va if rng.random() < 0.9 else rng.choice(VERDICTS)
         ev = {"evidence_passage": passages[k], "evidence_start": 0, "evidence_end": 9, "evidence_text": "The limit"}
-        labels += [Label(assignment=asg[2 * k], claim=c, verdict=va, **ev), Label(assignment=asg[2 * k + 1], claim=c,
-                                                                                 verdict=vb)]
-        gold.append(GoldLabel(audit=audit, claim=c, verdict=va, source="agreed" if va == vb else "adjudicated",
-                              adjudicator=None if va == vb else users[2], reason="" if va == vb else "per passage 1",
-                              **ev))
-        judge.append(JudgeVerdict(claim=c, judge_version=version, raw_verdict=va, verdict=va, evidence="The limit",
-                                  passage_external_id="passage 1", guard_passed=True))
+        labels += [
+            Label(assignment=asg[2 * k], claim=c, verdict=va, **ev),
+            Label(assignment=asg[2 * k + 1], claim=c, verdict=vb),
+        ]
+        gold.append(
+            GoldLabel(
+                audit=audit,
+                claim=c,
+                verdict=va,
+                source="agreed" if va == vb else "adjudicated",
+                adjudicator=None if va == vb else users[2],
+                reason="" if va == vb else "per passage 1",
+                **ev,
+            )
+        )
+        judge.append(
+            JudgeVerdict(
+                claim=c,
+                judge_version=version,
+                raw_verdict=va,
+                verdict=va,
+                evidence="The limit",
+                passage_external_id="passage 1",
+                guard_passed=True,
+            )
+        )
     Label.objects.bulk_create(labels, batch_size=5000)
     GoldLabel.objects.bulk_create(gold, batch_size=5000)
     JudgeVerdict.objects.bulk_create(judge, batch_size=5000)
@@ -97,13 +146,18 @@ def main():
     from annotations.adjudication import export
     from tests.factories import make_user
 
-    users = [make_user("bench-ann1", "annotator"), make_user("bench-ann2", "annotator"),
-             make_user("bench-adj", "adjudicator")]
+    users = [
+        make_user("bench-ann1", "annotator"),
+        make_user("bench-ann2", "annotator"),
+        make_user("bench-adj", "adjudicator"),
+    ]
     lead = make_user("bench-lead", "lead")
     t0 = time.perf_counter()
     audit = build(n_answers, per_answer, users)
-    print(f"export bench: {n_answers} answers x {per_answer} claims = {n_answers * per_answer} claims "
-          f"(built in {time.perf_counter() - t0:.1f} s; SQLite {DB}); seconds, best / median of 5")
+    print(
+        f"export bench: {n_answers} answers x {per_answer} claims = {n_answers * per_answer} claims "
+        f"(built in {time.perf_counter() - t0:.1f} s; SQLite {DB}); seconds, best / median of 5"
+    )
     client = Client()
     client.force_login(lead)
     for level in export.LEVELS:
@@ -120,8 +174,10 @@ def main():
             r = client.get(f"/adjudicate/export/{audit.id}/", {"level": level, "format": fmt})
             view = time.perf_counter() - t0
             assert r.status_code == 200 and r.content in sizes, r.status_code
-            print(f"  {level:>6} {fmt:<7} {min(times):.3f} / {statistics.median(times):.3f}  view {view:.3f}  "
-                  f"queries {queries}  {len(data) / 1024:,.0f} KiB  identical bytes x5: {len(sizes) == 1}")
+            print(
+                f"  {level:>6} {fmt:<7} {min(times):.3f} / {statistics.median(times):.3f}  view {view:.3f}  "
+                f"queries {queries}  {len(data) / 1024:,.0f} KiB  identical bytes x5: {len(sizes) == 1}"
+            )
     DB.unlink(missing_ok=True)
 
 

@@ -8,6 +8,7 @@ peak memory (ru_maxrss of this process, which also covers Django and the generat
 The database is /tmp/import_bench.sqlite3, recreated each run; BENCH_DATABASE_URL=postgres://... runs it on
 a throwaway PostgreSQL database you created instead (it is migrated and flushed).
 """
+
 import argparse
 import json
 import os
@@ -24,11 +25,59 @@ DATA = Path("/tmp/import_bench.jsonl")
 os.environ["DATABASE_URL"] = os.environ.get("BENCH_DATABASE_URL") or f"sqlite:///{DB}"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
 
-WORDS = ["the", "a", "of", "to", "and", "in", "is", "for", "on", "with", "as", "by", "at", "from", "that",
-         "this", "it", "be", "are", "was", "api", "user", "request", "server", "cache", "token", "limit",
-         "error", "retry", "timeout", "database", "index", "query", "page", "answer", "passage", "claim",
-         "audit", "model", "release", "version", "support", "account", "billing", "invoice", "region",
-         "cluster", "node", "deploy", "config", "value"]
+WORDS = [
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "in",
+    "is",
+    "for",
+    "on",
+    "with",
+    "as",
+    "by",
+    "at",
+    "from",
+    "that",
+    "this",
+    "it",
+    "be",
+    "are",
+    "was",
+    "api",
+    "user",
+    "request",
+    "server",
+    "cache",
+    "token",
+    "limit",
+    "error",
+    "retry",
+    "timeout",
+    "database",
+    "index",
+    "query",
+    "page",
+    "answer",
+    "passage",
+    "claim",
+    "audit",
+    "model",
+    "release",
+    "version",
+    "support",
+    "account",
+    "billing",
+    "invoice",
+    "region",
+    "cluster",
+    "node",
+    "deploy",
+    "config",
+    "value",
+]
 
 
 def generate(n, claims, verdicts, path):
@@ -37,16 +86,28 @@ def generate(n, claims, verdicts, path):
     pool = [" ".join(rng.choices(WORDS, k=150)) + "." for _ in range(997)]
     with path.open("w", encoding="utf-8") as f:
         for i in range(n):
-            passages = [{"id": f"p{j + 1}", "source": f"kb/doc-{(i * 5 + j) % 50_000}",
-                         "text": f"Doc {i}-{j}. " + pool[(i * 5 + j) % len(pool)]} for j in range(5)]
-            sentences = [" ".join(passages[0]["text"].split()[k * 8:(k + 1) * 8]) for k in range(max(claims, 3))]
-            rec = {"id": f"ans-{i}", "question": f"Question {i}: how do I {' '.join(rng.choices(WORDS, k=8))}?",
-                   "answer": ". ".join(sentences) + ".", "passages": passages,
-                   "created_at": f"2026-11-{1 + i % 28:02d}T10:00:00Z",
-                   "meta": {"model": f"m{i % 3}", "product_area": f"area{i % 7}"}}
+            passages = [
+                {
+                    "id": f"p{j + 1}",
+                    "source": f"kb/doc-{(i * 5 + j) % 50_000}",
+                    "text": f"Doc {i}-{j}. " + pool[(i * 5 + j) % len(pool)],
+                }
+                for j in range(5)
+            ]
+            sentences = [" ".join(passages[0]["text"].split()[k * 8 : (k + 1) * 8]) for k in range(max(claims, 3))]
+            rec = {
+                "id": f"ans-{i}",
+                "question": f"Question {i}: how do I {' '.join(rng.choices(WORDS, k=8))}?",
+                "answer": ". ".join(sentences) + ".",
+                "passages": passages,
+                "created_at": f"2026-11-{1 + i % 28:02d}T10:00:00Z",
+                "meta": {"model": f"m{i % 3}", "product_area": f"area{i % 7}"},
+            }
             if claims:
-                rec["claims"] = [{"text": s} | ({"verdict": "supported", "evidence": s, "passage_id": "p1"}
-                                               if verdicts else {}) for s in sentences[:claims]]
+                rec["claims"] = [
+                    {"text": s} | ({"verdict": "supported", "evidence": s, "passage_id": "p1"} if verdicts else {})
+                    for s in sentences[:claims]
+                ]
             f.write(json.dumps(rec) + "\n")
 
 
@@ -80,16 +141,19 @@ def main():
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     assert batch.status == "done", batch.errors[:5]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"imported {batch.created:,} answers ({Passage.objects.count():,} passages, {Claim.objects.count():,} "
-          f"claims) in {elapsed:.1f} s: {batch.created / elapsed:,.0f} answers/s, {size / 1e6 / elapsed:,.1f} MB/s")
+    print(
+        f"imported {batch.created:,} answers ({Passage.objects.count():,} passages, {Claim.objects.count():,} "
+        f"claims) in {elapsed:.1f} s: {batch.created / elapsed:,.0f} answers/s, {size / 1e6 / elapsed:,.1f} MB/s"
+    )
     # CPU time of this process: less sensitive than wall time to other work on a shared machine.
     print(f"CPU time of the import: {cpu:.1f} s; load average now {os.getloadavg()[0]:.1f}")
     print(f"peak memory (ru_maxrss): {peak_mb:,.0f} MB")
     t0 = time.perf_counter()
     with DATA.open("rb") as f:
         again = answers_import(f, dataset_name="bench", file_name=DATA.name)
-    print(f"re-import of the same file: {again.status}, {again.unchanged:,} unchanged, "
-          f"{time.perf_counter() - t0:.1f} s")
+    print(
+        f"re-import of the same file: {again.status}, {again.unchanged:,} unchanged, {time.perf_counter() - t0:.1f} s"
+    )
     assert Answer.objects.count() == args.n
     DATA.unlink()
 

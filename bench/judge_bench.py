@@ -50,11 +50,18 @@ def make_answers(name, n, claims):
     ds = Dataset.objects.create(name=name)
     for i in range(n):
         sentences = [f"Fact {name}-{i}-{j} is stated in passage {j}." for j in range(claims)]
-        a = Answer.objects.create(dataset=ds, external_id=f"a{i}", question="q?", text=" ".join(sentences),
-                                  created_at=timezone.now(), content_hash="x" * 64)
-        Passage.objects.bulk_create(Passage(answer=a, position=j, external_id=f"doc-{j}",
-                                            text=f"Background text. {s} More background text.")
-                                    for j, s in enumerate(sentences))
+        a = Answer.objects.create(
+            dataset=ds,
+            external_id=f"a{i}",
+            question="q?",
+            text=" ".join(sentences),
+            created_at=timezone.now(),
+            content_hash="x" * 64,
+        )
+        Passage.objects.bulk_create(
+            Passage(answer=a, position=j, external_id=f"doc-{j}", text=f"Background text. {s} More background text.")
+            for j, s in enumerate(sentences)
+        )
     return ds
 
 
@@ -92,14 +99,22 @@ def main():
     import audit.judge.llm  # noqa: F401 - the SDK import (about a second here) is start-up, not throughput
     from audit.judge.services import judge_run_create, judge_run_execute
 
-    server = subprocess.Popen([sys.executable, "-m", "tests.fake_anthropic", "--delay", str(args.delay)],
-                              cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_anthropic", "--delay", str(args.delay)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = server.stdout.readline().strip()
-        print(f"fake Messages API at {url}, {args.delay * 1000:.0f} ms per call; "
-              f"{args.answers} answers x {args.claims} claims")
-        print(f"{'concurrency':>11} {'calls':>6} {'wall s':>7} {'ideal s':>8} {'of ideal':>9} "
-              f"{'sdk s':>7} {'sdk/ideal':>9} {'claims':>7}")
+        print(
+            f"fake Messages API at {url}, {args.delay * 1000:.0f} ms per call; "
+            f"{args.answers} answers x {args.claims} claims"
+        )
+        print(
+            f"{'concurrency':>11} {'calls':>6} {'wall s':>7} {'ideal s':>8} {'of ideal':>9} "
+            f"{'sdk s':>7} {'sdk/ideal':>9} {'claims':>7}"
+        )
         for c in args.concurrency:
             ds = make_answers(f"c{c}", args.answers, args.claims)
             with override_settings(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="bench", JUDGE_CONCURRENCY=c):
@@ -111,8 +126,10 @@ def main():
             ideal = calls * args.delay / c
             assert run.status == "done" and run.claims_done == args.answers * args.claims, run.message
             ceiling = sdk_only(url, ds, calls, c)
-            print(f"{c:>11} {calls:>6} {wall:>7.2f} {ideal:>8.2f} {ideal / wall:>8.0%} {ceiling:>7.2f} "
-                  f"{ideal / ceiling:>8.0%} {run.claims_done:>7}")
+            print(
+                f"{c:>11} {calls:>6} {wall:>7.2f} {ideal:>8.2f} {ideal / wall:>8.0%} {ceiling:>7.2f} "
+                f"{ideal / ceiling:>8.0%} {run.claims_done:>7}"
+            )
     finally:
         server.terminate()
         server.wait()

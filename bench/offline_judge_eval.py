@@ -78,12 +78,17 @@ def figures(judged):
     judge_fail = [any(j in BAD for _, _, j, _ in claims) for _, claims in judged]
     agree = sum(h == j for h, j in zip(human_fail, judge_fail, strict=True))
     return {
-        "n_answers": len(judged), "n_claims": len(pairs), "per_answer": per_answer,
-        "matrix": Counter(pairs), "accuracy": (sum(g == j for g, j in scored), len(scored)),
+        "n_answers": len(judged),
+        "n_claims": len(pairs),
+        "per_answer": per_answer,
+        "matrix": Counter(pairs),
+        "accuracy": (sum(g == j for g, j in scored), len(scored)),
         "binary": (sum((g in BAD) == (j in BAD) for g, j in pairs), len(pairs)),
         "bad_recall": (sum(j in BAD for _, j in gold_bad), len(gold_bad)),
         "bad_precision": (sum(g in BAD for g, _ in judge_bad), len(judge_bad)),
-        "judge_fail": sum(judge_fail), "human_fail": sum(human_fail), "answer_agree": agree,
+        "judge_fail": sum(judge_fail),
+        "human_fail": sum(human_fail),
+        "answer_agree": agree,
         "both_fail": sum(h and j for h, j in zip(human_fail, judge_fail, strict=True)),
     }
 
@@ -95,8 +100,10 @@ def pct(a, b):
 def report(f):
     n, per = f["n_answers"], sorted(f["per_answer"])
     print(f"judge {offline.NAME} threshold {offline.THRESHOLD}")
-    print(f"claims: {f['n_claims']} over {n} answers, per answer mean {f['n_claims'] / n:.2f}, "
-          f"median {per[n // 2]}, min {per[0]}, max {per[-1]}")
+    print(
+        f"claims: {f['n_claims']} over {n} answers, per answer mean {f['n_claims'] / n:.2f}, "
+        f"median {per[n // 2]}, min {per[0]}, max {per[-1]}"
+    )
     print("claim confusion (rows human-derived, columns judge after guard):")
     print(f"  {'':>13}" + "".join(f"{c:>14}" for c in JUDGED))
     for g in GOLD:
@@ -104,8 +111,10 @@ def report(f):
     print(f"claim accuracy (3 verdicts, scored claims): {pct(*f['accuracy'])}")
     print(f"claim accuracy (bad vs not bad, all claims): {pct(*f['binary'])}")
     print(f"recall of bad claims: {pct(*f['bad_recall'])}; precision of bad claims: {pct(*f['bad_precision'])}")
-    print(f"answer fail rate: judge {pct(f['judge_fail'], n)}, human {pct(f['human_fail'], n)}; "
-          f"both fail {f['both_fail']}")
+    print(
+        f"answer fail rate: judge {pct(f['judge_fail'], n)}, human {pct(f['human_fail'], n)}; "
+        f"both fail {f['both_fail']}"
+    )
     print(f"answer-level agreement: {pct(f['answer_agree'], n)}")
     print(f"verdicts failing the evidence guard: {GUARD_FAILED[0]}")
 
@@ -121,9 +130,11 @@ def sweep(rows):
         p = f["bad_precision"][0] / max(1, f["bad_precision"][1])
         good = [(g, j) for (g, j), n in f["matrix"].items() for _ in range(n) if g not in BAD]
         specificity = sum(j not in BAD for _, j in good) / max(1, len(good))
-        print(f"{t:>9}  {f['n_claims']:>6}  {f['accuracy'][0] / f['accuracy'][1]:.3f}   {(r + specificity) / 2:.3f}"
-              f"    {r:.3f}       {p:.3f}     {f['judge_fail']:>4}/{f['n_answers']}   "
-              f"{f['both_fail']:>2}/{f['human_fail']}   {f['answer_agree']}/{f['n_answers']}")
+        print(
+            f"{t:>9}  {f['n_claims']:>6}  {f['accuracy'][0] / f['accuracy'][1]:.3f}   {(r + specificity) / 2:.3f}"
+            f"    {r:.3f}       {p:.3f}     {f['judge_fail']:>4}/{f['n_answers']}   "
+            f"{f['both_fail']:>2}/{f['human_fail']}   {f['answer_agree']}/{f['n_answers']}"
+        )
 
 
 def dump(judged):

@@ -51,28 +51,54 @@ def build(n_answers, name, rng, users, versions):
     now = timezone.now()
     answers = Answer.objects.bulk_create(
         Answer(dataset=ds, external_id=f"{name}-{i}", question="q?", text="t", created_at=now, content_hash="x" * 64)
-        for i in range(n_answers))
+        for i in range(n_answers)
+    )
     claims = Claim.objects.bulk_create(
         Claim(answer=a, position=p, text=f"claim {p}", origin="imported")
-        for a in answers for p in range(CLAIMS_PER_ANSWER))
+        for a in answers
+        for p in range(CLAIMS_PER_ANSWER)
+    )
     strata = ["judge:supported", "judge:unsupported", "judge:contradicted"]
-    population = {"judge:supported": 90 * n_answers, "judge:unsupported": 7 * n_answers,
-                  "judge:contradicted": 3 * n_answers}
+    population = {
+        "judge:supported": 90 * n_answers,
+        "judge:unsupported": 7 * n_answers,
+        "judge:contradicted": 3 * n_answers,
+    }
     audits = []
     for week in range(4):  # three earlier audits, then the one the bench reports on
-        audit = Audit.objects.create(name=f"{name}-w{week}", dataset=ds, status="adjudication", seed=week,
-                                     size=n_answers, population_size=sum(population.values()))
+        audit = Audit.objects.create(
+            name=f"{name}-w{week}",
+            dataset=ds,
+            status="adjudication",
+            seed=week,
+            size=n_answers,
+            population_size=sum(population.values()),
+        )
         sample = {s: len(range(k, n_answers, 3)) for k, s in enumerate(strata)}
         items = AuditAnswer.objects.bulk_create(
-            AuditAnswer(audit=audit, answer=a, position=i, stratum=strata[i % 3],
-                        stratum_population=population[strata[i % 3]], stratum_sample=sample[strata[i % 3]],
-                        inclusion_probability=sample[strata[i % 3]] / population[strata[i % 3]],
-                        weight=population[strata[i % 3]] / sample[strata[i % 3]])
-            for i, a in enumerate(answers))
+            AuditAnswer(
+                audit=audit,
+                answer=a,
+                position=i,
+                stratum=strata[i % 3],
+                stratum_population=population[strata[i % 3]],
+                stratum_sample=sample[strata[i % 3]],
+                inclusion_probability=sample[strata[i % 3]] / population[strata[i % 3]],
+                weight=population[strata[i % 3]] / sample[strata[i % 3]],
+            )
+            for i, a in enumerate(answers)
+        )
         asg = Assignment.objects.bulk_create(
-            Assignment(audit_answer=it, annotator=users[(i + s) % len(users)], slot="AB"[s], status="submitted",
-                       active_seconds=int(rng.integers(120, 900)))
-            for i, it in enumerate(items) for s in (0, 1))
+            Assignment(
+                audit_answer=it,
+                annotator=users[(i + s) % len(users)],
+                slot="AB"[s],
+                status="submitted",
+                active_seconds=int(rng.integers(120, 900)),
+            )
+            for i, it in enumerate(items)
+            for s in (0, 1)
+        )
         a = rng.choice(VERDICTS, size=len(claims), p=PREVALENCE)
         b = np.where(rng.random(len(claims)) < 0.9, a, rng.choice(VERDICTS, size=len(claims), p=PREVALENCE))
         gold = np.where(rng.random(len(claims)) < 0.5, a, b)
@@ -81,14 +107,20 @@ def build(n_answers, name, rng, users, versions):
             labels.append(Label(assignment=asg[2 * (i // CLAIMS_PER_ANSWER)], claim=c, verdict=a[i]))
             labels.append(Label(assignment=asg[2 * (i // CLAIMS_PER_ANSWER) + 1], claim=c, verdict=b[i]))
         Label.objects.bulk_create(labels, batch_size=5000)
-        GoldLabel.objects.bulk_create((GoldLabel(audit=audit, claim=c, verdict=gold[i], source="agreed")
-                                       for i, c in enumerate(claims)), batch_size=5000)
+        GoldLabel.objects.bulk_create(
+            (GoldLabel(audit=audit, claim=c, verdict=gold[i], source="agreed") for i, c in enumerate(claims)),
+            batch_size=5000,
+        )
         audits.append(audit)
     for v in versions:
         judge = np.where(rng.random(len(claims)) < 0.88, gold, rng.choice(VERDICTS, size=len(claims), p=PREVALENCE))
-        JudgeVerdict.objects.bulk_create((JudgeVerdict(claim=c, judge_version=v, raw_verdict=judge[i],
-                                                       verdict=judge[i], guard_passed=True)
-                                          for i, c in enumerate(claims)), batch_size=5000)
+        JudgeVerdict.objects.bulk_create(
+            (
+                JudgeVerdict(claim=c, judge_version=v, raw_verdict=judge[i], verdict=judge[i], guard_passed=True)
+                for i, c in enumerate(claims)
+            ),
+            batch_size=5000,
+        )
     return audits[-1]
 
 
@@ -108,8 +140,10 @@ def main():
 
     lead = make_user("bench-lead", "lead")
     users = [make_user(f"bench-ann{i}", "annotator") for i in range(4)]
-    versions = [JudgeVersion.objects.create(kind=k, name=n, content_hash=n.ljust(64, "0"))
-                for k, n in (("offline", "baseline"), ("anthropic", "prompt-v1"))]
+    versions = [
+        JudgeVersion.objects.create(kind=k, name=n, content_hash=n.ljust(64, "0"))
+        for k, n in (("offline", "baseline"), ("anthropic", "prompt-v1"))
+    ]
     client = Client()
     client.force_login(lead)
     rng = np.random.default_rng(2026)
@@ -127,9 +161,11 @@ def main():
             t0 = time.perf_counter()
             build_report(audit)
             pure.append(time.perf_counter() - t0)
-        print(f"  {n:>5} answers / {n * CLAIMS_PER_ANSWER:>6} claims: page {min(page):.3f} / "
-              f"{statistics.median(page):.3f}  build_report {min(pure):.3f} / {statistics.median(pure):.3f}  "
-              f"queries {queries}  html {len(r.content) // 1024} KiB")
+        print(
+            f"  {n:>5} answers / {n * CLAIMS_PER_ANSWER:>6} claims: page {min(page):.3f} / "
+            f"{statistics.median(page):.3f}  build_report {min(pure):.3f} / {statistics.median(pure):.3f}  "
+            f"queries {queries}  html {len(r.content) // 1024} KiB"
+        )
         for path in ("claims/?gold=any", "claims/?disagree=annotators", "answers/?gold=any"):
             times = []
             for _ in range(5):
@@ -138,8 +174,10 @@ def main():
                 r = client.get(f"/reports/{audit.id}/{path}")
                 times.append(time.perf_counter() - t0)
                 assert r.status_code == 200, r.status_code
-            print(f"        drill-down {path:<28} {min(times):.3f} / {statistics.median(times):.3f}  "
-                  f"queries {len(connection.queries)}")
+            print(
+                f"        drill-down {path:<28} {min(times):.3f} / {statistics.median(times):.3f}  "
+                f"queries {len(connection.queries)}"
+            )
     cleanup()
 
 

@@ -22,35 +22,48 @@ PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 PG_URL = "postgres://postgres@127.0.0.1:5432/bench_sampling"
 
 # Skewed model mix (gpt-4 half the traffic) and a deterministic length spread over 0..1499 chars.
-MODEL_CASE = ("CASE WHEN i % 20 < 10 THEN 'gpt-4' WHEN i % 20 < 16 THEN 'claude' "
-              "WHEN i % 20 < 19 THEN 'llama' ELSE 'mistral' END")
+MODEL_CASE = (
+    "CASE WHEN i % 20 < 10 THEN 'gpt-4' WHEN i % 20 < 16 THEN 'claude' WHEN i % 20 < 19 THEN 'llama' ELSE 'mistral' END"
+)
 LENGTH = "((CAST(i AS BIGINT) * 7919 + (CAST(i AS BIGINT) / 7) * 104729) % 1500)"
 # Constant SQL: only the constants above and integers (pool size, dataset id) are substituted in.
 POOL_SQL = {
-    "sqlite": ("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n}) "
-               "INSERT INTO audit_answer (dataset_id, external_id, question, text, created_at, meta, content_hash, "
-               "length) SELECT {ds}, 'a' || i, 'q', '', '2026-11-20 10:00:00', "
-               "json_object('model', {model}, 'doc_type', 'd' || (i % 3)), '', {length} FROM c"),
-    "postgresql": ("INSERT INTO audit_answer (dataset_id, external_id, question, text, created_at, meta, content_hash, "
-                   "length) SELECT {ds}, 'a' || i, 'q', '', '2026-11-20 10:00:00+00', "
-                   "jsonb_build_object('model', {model}, 'doc_type', 'd' || (i % 3)), '', {length} "
-                   "FROM generate_series(1, {n}) AS i"),
+    "sqlite": (
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n}) "
+        "INSERT INTO audit_answer (dataset_id, external_id, question, text, created_at, meta, content_hash, "
+        "length) SELECT {ds}, 'a' || i, 'q', '', '2026-11-20 10:00:00', "
+        "json_object('model', {model}, 'doc_type', 'd' || (i % 3)), '', {length} FROM c"
+    ),
+    "postgresql": (
+        "INSERT INTO audit_answer (dataset_id, external_id, question, text, created_at, meta, content_hash, "
+        "length) SELECT {ds}, 'a' || i, 'q', '', '2026-11-20 10:00:00+00', "
+        "jsonb_build_object('model', {model}, 'doc_type', 'd' || (i % 3)), '', {length} "
+        "FROM generate_series(1, {n}) AS i"
+    ),
 }
 
 # Claims: position 0 for every answer, position 1 for every third. Verdicts: one per claim, except
 # claims of answers with id % 50 = 0 (unjudged); the bad ones spread by a multiplicative hash of the claim id.
-CLAIMS_SQL = ("INSERT INTO audit_claim (answer_id, position, text, origin, judge_version_id) "
-              "SELECT id, 0, 'claim', 'judge', {jv} FROM audit_answer WHERE dataset_id = {ds} "
-              "UNION ALL SELECT id, 1, 'claim', 'judge', {jv} FROM audit_answer WHERE dataset_id = {ds} AND id % 3 = 0")
-VERDICT_CASE = ("CASE WHEN (c.id * 7919) % 100 < 8 THEN 'unsupported' WHEN (c.id * 7919) % 100 < 10 "
-                "THEN 'contradicted' ELSE 'supported' END")
-VERDICTS_SQL = ("INSERT INTO audit_judgeverdict (claim_id, judge_version_id, raw_verdict, verdict, evidence, "
-                "passage_external_id, reason, created_at) SELECT c.id, {jv}, {v}, {v}, '', '', '', "
-                "'2026-11-20 10:00:00+00' FROM audit_claim c WHERE c.answer_id % 50 <> 0")
+CLAIMS_SQL = (
+    "INSERT INTO audit_claim (answer_id, position, text, origin, judge_version_id) "
+    "SELECT id, 0, 'claim', 'judge', {jv} FROM audit_answer WHERE dataset_id = {ds} "
+    "UNION ALL SELECT id, 1, 'claim', 'judge', {jv} FROM audit_answer WHERE dataset_id = {ds} AND id % 3 = 0"
+)
+VERDICT_CASE = (
+    "CASE WHEN (c.id * 7919) % 100 < 8 THEN 'unsupported' WHEN (c.id * 7919) % 100 < 10 "
+    "THEN 'contradicted' ELSE 'supported' END"
+)
+VERDICTS_SQL = (
+    "INSERT INTO audit_judgeverdict (claim_id, judge_version_id, raw_verdict, verdict, evidence, "
+    "passage_external_id, reason, created_at) SELECT c.id, {jv}, {v}, {v}, '', '', '', "
+    "'2026-11-20 10:00:00+00' FROM audit_claim c WHERE c.answer_id % 50 <> 0"
+)
 
-NEW_VERDICTS_SQL = ("INSERT INTO audit_judgeverdict (claim_id, judge_version_id, raw_verdict, verdict, evidence, "
-                    "passage_external_id, reason, created_at) SELECT c.id, {jv}, 'supported', 'supported', '', '', '', "
-                    "'2026-11-21 10:00:00+00' FROM audit_claim c WHERE c.answer_id % 50 = 0 AND c.answer_id <= 7500")
+NEW_VERDICTS_SQL = (
+    "INSERT INTO audit_judgeverdict (claim_id, judge_version_id, raw_verdict, verdict, evidence, "
+    "passage_external_id, reason, created_at) SELECT c.id, {jv}, 'supported', 'supported', '', '', '', "
+    "'2026-11-21 10:00:00+00' FROM audit_claim c WHERE c.answer_id % 50 = 0 AND c.answer_id <= 7500"
+)
 
 
 def add_judge_verdicts(cur, ds, vendor):
@@ -124,19 +137,34 @@ def child(n, judge=False):
         timed("one-off derivation of answer judgements from the bulk-loaded verdicts", lambda: judgements_sync(jv))
         qs, exprs = pop.strata(pop.population(ds), keys, jv)
         explain(vendor, qs.order_by().values(**exprs).annotate(_n=Count("pk")))
-    p = timed(f"preview, strata {' x '.join(keys)} (GROUP BY)",
-              lambda: services.audit_preview(dataset=ds, strata_keys=keys, size=150))
+    p = timed(
+        f"preview, strata {' x '.join(keys)} (GROUP BY)",
+        lambda: services.audit_preview(dataset=ds, strata_keys=keys, size=150),
+    )
     print(f"[{vendor}]   {len(p['design'])} strata, population {p['population_size']:,}")
     for alloc, seed in (("proportional", 1), ("equal", 2), ("neyman", 3)):
-        audit = timed(f"create audit, 150 answers, {alloc} allocation (counts + draw + insert)",
-                      lambda a=alloc, s=seed: services.audit_create(name=f"bench-{a}", dataset=ds, strata_keys=keys,
-                                                                  allocation_method=a, size=150, seed=s))
+        audit = timed(
+            f"create audit, 150 answers, {alloc} allocation (counts + draw + insert)",
+            lambda a=alloc, s=seed: services.audit_create(
+                name=f"bench-{a}", dataset=ds, strata_keys=keys, allocation_method=a, size=150, seed=s
+            ),
+        )
         assert audit.items.count() == 150
-    timed("create audit, simple random sample of 150",
-          lambda: services.audit_create(name="bench-srs", dataset=ds, size=150, seed=4))
-    timed("create audit, 150 answers, stratified, excluding answers already audited",
-          lambda: services.audit_create(name="bench-excl", dataset=ds, strata_keys=keys, size=150, seed=5,
-                                        population_filter={"exclude_audited": True}))
+    timed(
+        "create audit, simple random sample of 150",
+        lambda: services.audit_create(name="bench-srs", dataset=ds, size=150, seed=4),
+    )
+    timed(
+        "create audit, 150 answers, stratified, excluding answers already audited",
+        lambda: services.audit_create(
+            name="bench-excl",
+            dataset=ds,
+            strata_keys=keys,
+            size=150,
+            seed=5,
+            population_filter={"exclude_audited": True},
+        ),
+    )
     again = services.audit_create(name="bench-repeat", dataset=ds, strata_keys=keys, size=150, seed=1)
     first = Audit.objects.get(name="bench-proportional")
     same = set(again.items.values_list("answer_id", flat=True)) == set(first.items.values_list("answer_id", flat=True))
@@ -144,8 +172,10 @@ def child(n, judge=False):
     if judge:  # a judge run on 150 unjudged answers: the next sampling recomputes only those answers
         with connection.cursor() as cur:
             cur.execute(NEW_VERDICTS_SQL.replace("{jv}", str(jv)))
-        timed("preview after a judge run added verdicts to 150 answers (incremental)",
-              lambda: services.audit_preview(dataset=ds, strata_keys=keys, size=150))
+        timed(
+            "preview after a judge run added verdicts to 150 answers (incremental)",
+            lambda: services.audit_preview(dataset=ds, strata_keys=keys, size=150),
+        )
 
 
 def prepare(backend):

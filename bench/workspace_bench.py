@@ -32,8 +32,22 @@ from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
 VERDICTS = ["supported", "contradicted", "unsupported", "non_assertive"]
-WORDS = ["the", "service", "limit", "request", "minute", "passage", "region", "account", "billing", "plan",
-         "quota", "retry", "error", "window"]
+WORDS = [
+    "the",
+    "service",
+    "limit",
+    "request",
+    "minute",
+    "passage",
+    "region",
+    "account",
+    "billing",
+    "plan",
+    "quota",
+    "retry",
+    "error",
+    "window",
+]
 
 
 class NoMigrations(dict):
@@ -118,8 +132,10 @@ def main():
     print(f"  label save       median {saves[0]:6.2f} ms   p95 {saves[1]:6.2f} ms   (target median < 15 ms)")
     print(f"  first visit      {raw / 1024:6.1f} KB raw, {gz / 1024:5.1f} KB gzipped   (target < 150 KB, aim < 120 KB)")
     print(f"                   HTML {len(html.encode()) / 1024:.1f} KB + {', '.join(assets)}")
-    print(f"  40 claims        {raw40 / 1024:6.1f} KB raw, {gz40 / 1024:5.1f} KB gzipped   (target < 150 KB),"
-          f" HTML {len(html40.encode()) / 1024:.1f} KB; {fresh[0] / 1024:.1f} KB before any label")
+    print(
+        f"  40 claims        {raw40 / 1024:6.1f} KB raw, {gz40 / 1024:5.1f} KB gzipped   (target < 150 KB),"
+        f" HTML {len(html40.encode()) / 1024:.1f} KB; {fresh[0] / 1024:.1f} KB before any label"
+    )
     DB.unlink(missing_ok=True)
 
 

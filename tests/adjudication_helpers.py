@@ -13,8 +13,18 @@ def default_verdicts(answer_index, position, slot):
     return "unsupported" if position == 0 and slot == "B" else "supported"
 
 
-def build_audit(ann_a, ann_b, *, n_answers=2, n_claims=3, verdicts=default_verdicts, submitted=True,
-                evidence_slots="A", name="2026-W48", status="labelling"):
+def build_audit(
+    ann_a,
+    ann_b,
+    *,
+    n_answers=2,
+    n_claims=3,
+    verdicts=default_verdicts,
+    submitted=True,
+    evidence_slots="A",
+    name="2026-W48",
+    status="labelling",
+):
     """An audit whose answers are all assigned to ann_a (slot A) and ann_b (slot B), every claim labelled.
 
     Supported/contradicted labels of the slots in evidence_slots quote the claim's own passage."""
@@ -26,9 +36,13 @@ def build_audit(ann_a, ann_b, *, n_answers=2, n_claims=3, verdicts=default_verdi
         passages = {p.position: p for p in Passage.objects.filter(answer_id=item.answer_id)}
         for slot, user in (("A", ann_a), ("B", ann_b)):
             a = Assignment.objects.create(
-                audit_answer=item, annotator=user, slot=slot,
+                audit_answer=item,
+                annotator=user,
+                slot=slot,
                 status=Assignment.Status.SUBMITTED if submitted else Assignment.Status.STARTED,
-                submitted_at=now if submitted else None, active_seconds=120)
+                submitted_at=now if submitted else None,
+                active_seconds=120,
+            )
             labels = []
             for claim in Claim.objects.filter(answer_id=item.answer_id).order_by("position"):
                 v = verdicts(i, claim.position, slot)
@@ -36,8 +50,12 @@ def build_audit(ann_a, ann_b, *, n_answers=2, n_claims=3, verdicts=default_verdi
                 if slot in evidence_slots and v in ("supported", "contradicted"):
                     p = passages[claim.position % len(passages)]
                     start = p.text.index("Paris")
-                    kw = {"evidence_passage": p, "evidence_start": start, "evidence_end": start + 5,
-                          "evidence_text": "Paris"}
+                    kw = {
+                        "evidence_passage": p,
+                        "evidence_start": start,
+                        "evidence_end": start + 5,
+                        "evidence_text": "Paris",
+                    }
                 labels.append(Label(assignment=a, claim=claim, verdict=v, **kw))
             Label.objects.bulk_create(labels)
     return audit
@@ -49,9 +67,17 @@ def add_judge(audit, verdict_of, *, name="judge-v1", content_hash="a" * 64):
     rows = []
     for claim in Claim.objects.filter(answer__audit_items__audit=audit):
         v = verdict_of(claim)
-        rows.append(JudgeVerdict(claim=claim, judge_version=version, raw_verdict=v, verdict=v,
-                                 evidence="Paris" if v == "supported" else "", guard_passed=True if v == "supported"
-                                 else None, passage_external_id="passage 1" if v == "supported" else ""))
+        rows.append(
+            JudgeVerdict(
+                claim=claim,
+                judge_version=version,
+                raw_verdict=v,
+                verdict=v,
+                evidence="Paris" if v == "supported" else "",
+                guard_passed=True if v == "supported" else None,
+                passage_external_id="passage 1" if v == "supported" else "",
+            )
+        )
     JudgeVerdict.objects.bulk_create(rows)
     return version
 

@@ -22,27 +22,54 @@ def make_dataset(name="ds"):
     return Dataset.objects.get_or_create(name=name)[0]
 
 
-def make_answer(dataset=None, *, external_id=None, n_claims=3, n_passages=3, meta=None,
-                question="What is the capital of France?", text=None, created_at=None):
+def make_answer(
+    dataset=None,
+    *,
+    external_id=None,
+    n_claims=3,
+    n_passages=3,
+    meta=None,
+    question="What is the capital of France?",
+    text=None,
+    created_at=None,
+):
     dataset = dataset or make_dataset()
     claims = [f"Claim number {i} says Paris is the capital." for i in range(n_claims)]
     text = text if text is not None else " ".join(claims)
     answer = Answer.objects.create(
-        dataset=dataset, external_id=external_id or f"a{Answer.objects.count() + 1}", question=question,
-        text=text, created_at=created_at or timezone.now(), meta=meta or {}, content_hash="x" * 64,
+        dataset=dataset,
+        external_id=external_id or f"a{Answer.objects.count() + 1}",
+        question=question,
+        text=text,
+        created_at=created_at or timezone.now(),
+        meta=meta or {},
+        content_hash="x" * 64,
         length=len(text),
     )
     Passage.objects.bulk_create(
-        Passage(answer=answer, position=i, external_id=f"passage {i + 1}", source="test",
-                text=f"Passage {i + 1}: Paris is the capital of France. Claim number {i} says Paris is the capital.")
+        Passage(
+            answer=answer,
+            position=i,
+            external_id=f"passage {i + 1}",
+            source="test",
+            text=f"Passage {i + 1}: Paris is the capital of France. Claim number {i} says Paris is the capital.",
+        )
         for i in range(n_passages)
     )
     pos = 0
     rows = []
     for i, c in enumerate(claims):
         start = text.find(c, pos) if text else -1
-        rows.append(Claim(answer=answer, position=i, text=c, origin=ClaimOrigin.IMPORTED,
-                          span_start=start if start >= 0 else None, span_end=start + len(c) if start >= 0 else None))
+        rows.append(
+            Claim(
+                answer=answer,
+                position=i,
+                text=c,
+                origin=ClaimOrigin.IMPORTED,
+                span_start=start if start >= 0 else None,
+                span_end=start + len(c) if start >= 0 else None,
+            )
+        )
         pos = max(pos, start + len(c)) if start >= 0 else pos
     Claim.objects.bulk_create(rows)
     return answer
@@ -51,12 +78,21 @@ def make_answer(dataset=None, *, external_id=None, n_claims=3, n_passages=3, met
 def make_audit(answers, *, name="2026-W48", dataset=None, status="labelling", **kwargs):
     """An audit over the given answers as a simple random sample of them."""
     dataset = dataset or answers[0].dataset
-    audit = Audit.objects.create(name=name, dataset=dataset, status=status, seed=1, size=len(answers),
-                                 population_size=len(answers), **kwargs)
+    audit = Audit.objects.create(
+        name=name, dataset=dataset, status=status, seed=1, size=len(answers), population_size=len(answers), **kwargs
+    )
     n = len(answers)
     AuditAnswer.objects.bulk_create(
-        AuditAnswer(audit=audit, answer=a, position=i, stratum="all", stratum_population=n, stratum_sample=n,
-                    inclusion_probability=1.0, weight=1.0)
+        AuditAnswer(
+            audit=audit,
+            answer=a,
+            position=i,
+            stratum="all",
+            stratum_population=n,
+            stratum_sample=n,
+            inclusion_probability=1.0,
+            weight=1.0,
+        )
         for i, a in enumerate(answers)
     )
     return audit

@@ -47,7 +47,7 @@ def default_handler(kind, body):
     for pid, text in passages_of(body):
         i = text.lower().find(claim.lower())
         if i >= 0:
-            return {"verdict": "supported", "evidence": text[i:i + len(claim)], "passage_id": pid, "reason": "quoted"}
+            return {"verdict": "supported", "evidence": text[i : i + len(claim)], "passage_id": pid, "reason": "quoted"}
     return {"verdict": "unsupported", "evidence": "", "passage_id": "", "reason": "not found"}
 
 
@@ -105,32 +105,59 @@ class FakeAnthropic:
             self._cache.add(key)
         plain = len(json.dumps(body["messages"])) + len(system if isinstance(system, str) else system[0]["text"])
         return {
-            "id": f"msg_{key[:12]}", "type": "message", "role": "assistant", "model": body["model"],
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": plain // 4, "output_tokens": max(1, len(text) // 4),
-                      "cache_creation_input_tokens": 0 if hit else len(cached) // 4,
-                      "cache_read_input_tokens": len(cached) // 4 if hit else 0},
+            "id": f"msg_{key[:12]}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": plain // 4,
+                "output_tokens": max(1, len(text) // 4),
+                "cache_creation_input_tokens": 0 if hit else len(cached) // 4,
+                "cache_read_input_tokens": len(cached) // 4 if hit else 0,
+            },
         }
 
     def batch(self, batch_id):
         b = self.batches[batch_id]
         ended = b["polls"] >= self.batch_polls
         n = len(b["requests"])
-        return {"id": batch_id, "type": "message_batch", "created_at": "2026-11-20T10:00:00Z",
-                "expires_at": "2026-11-21T10:00:00Z", "archived_at": None, "cancel_initiated_at": None,
-                "ended_at": "2026-11-20T10:01:00Z" if ended else None,
-                "processing_status": "ended" if ended else "in_progress",
-                "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0,
-                                   "errored": 0, "canceled": 0, "expired": 0},
-                "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None}
+        return {
+            "id": batch_id,
+            "type": "message_batch",
+            "created_at": "2026-11-20T10:00:00Z",
+            "expires_at": "2026-11-21T10:00:00Z",
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "ended_at": "2026-11-20T10:01:00Z" if ended else None,
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {
+                "processing": 0 if ended else n,
+                "succeeded": n if ended else 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None,
+        }
 
     def batch_results(self, batch_id):
         lines = []
         for req in self.batches[batch_id]["requests"]:
             reply = self.reply_for(req["params"])
             if isinstance(reply, FakeError):
-                result = {"type": "errored", "error": {"type": "error", "error": {
-                    "type": ERROR_TYPES.get(reply.status, "api_error"), "message": f"fake {reply.status}"}}}
+                result = {
+                    "type": "errored",
+                    "error": {
+                        "type": "error",
+                        "error": {
+                            "type": ERROR_TYPES.get(reply.status, "api_error"),
+                            "message": f"fake {reply.status}",
+                        },
+                    },
+                }
             else:
                 result = {"type": "succeeded", "message": reply}
             lines.append(json.dumps({"custom_id": req["custom_id"], "result": result}))
@@ -168,8 +195,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self, body=None):
         fake = self.server_fake
         with fake.lock:
-            fake.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
-                                  "body": body, "raw": getattr(self, "raw_body", b"")})
+            fake.requests.append(
+                {
+                    "method": self.command,
+                    "path": self.path,
+                    "headers": dict(self.headers),
+                    "body": body,
+                    "raw": getattr(self, "raw_body", b""),
+                }
+            )
 
     def do_POST(self):  # noqa: N802 - http.server's naming
         self.raw_body = self.rfile.read(int(self.headers.get("content-length", 0)))
@@ -181,8 +215,10 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(fake.delay)
             reply = fake.reply_for(body)
             if isinstance(reply, FakeError):
-                err = {"type": "error", "error": {"type": ERROR_TYPES.get(reply.status, "api_error"),
-                                                  "message": f"fake {reply.status}"}}
+                err = {
+                    "type": "error",
+                    "error": {"type": ERROR_TYPES.get(reply.status, "api_error"), "message": f"fake {reply.status}"},
+                }
                 return self._send(reply.status, err, {"retry-after-ms": reply.retry_after_ms})
             return self._send(200, reply)
         if self.path == "/v1/messages/batches":

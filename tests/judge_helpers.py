@@ -18,8 +18,9 @@ ANSWER = "Paris is the capital of France. The Eiffel Tower was completed in 1889
 def make_judged_answer(dataset=None, *, text=ANSWER, passages=PASSAGES, external_id=None):
     """An answer without claims (the judge decomposes it) and with the given passages."""
     answer = make_answer(dataset or make_dataset(), text=text, n_claims=0, n_passages=0, external_id=external_id)
-    Passage.objects.bulk_create(Passage(answer=answer, position=i, external_id=pid, text=t)
-                                for i, (pid, t) in enumerate(passages))
+    Passage.objects.bulk_create(
+        Passage(answer=answer, position=i, external_id=pid, text=t) for i, (pid, t) in enumerate(passages)
+    )
     return answer
 
 
@@ -29,8 +30,9 @@ def numbered_answers(n, dataset=None, claims=3):
     out = []
     for i in range(n):
         sentences = [f"Fact {i}-{j} is stated in passage {j}." for j in range(claims)]
-        passages = [(f"doc-{j}", f"Background. Fact {i}-{j} is stated in passage {j}. More text.")
-                    for j in range(claims)]
+        passages = [
+            (f"doc-{j}", f"Background. Fact {i}-{j} is stated in passage {j}. More text.") for j in range(claims)
+        ]
         out.append(make_judged_answer(dataset, text=" ".join(sentences), passages=passages, external_id=f"n{i}"))
     return out
 
@@ -38,8 +40,14 @@ def numbered_answers(n, dataset=None, claims=3):
 @contextmanager
 def fake_server():
     """The fake server, with settings pointing the SDK at it (fast retries and batch polls)."""
-    with FakeAnthropic() as server, override_settings(
-        ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="test-key", JUDGE_MAX_RETRIES=2, JUDGE_CONCURRENCY=4,
-        JUDGE_BATCH_POLL_SECONDS=0.01,
+    with (
+        FakeAnthropic() as server,
+        override_settings(
+            ANTHROPIC_BASE_URL=server.url,
+            ANTHROPIC_API_KEY="test-key",
+            JUDGE_MAX_RETRIES=2,
+            JUDGE_CONCURRENCY=4,
+            JUDGE_BATCH_POLL_SECONDS=0.01,
+        ),
     ):
         yield server

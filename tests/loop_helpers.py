@@ -63,19 +63,29 @@ def loop_records():
         s3 = f"The Model {i} is waterproof to {i + 30} metres."
         sentences = [s1, s2, s3] if i in (0, 1, 4, 5, 9) else [s1, s2]
         rec = {
-            "id": f"wk-{i}", "question": f"Tell me about the Model {i}.", "answer": " ".join(sentences),
-            "created_at": f"2026-03-0{1 + i % 7}T10:00:00Z", "meta": {"doc_type": "faq" if i < 6 else "manual"},
+            "id": f"wk-{i}",
+            "question": f"Tell me about the Model {i}.",
+            "answer": " ".join(sentences),
+            "created_at": f"2026-03-0{1 + i % 7}T10:00:00Z",
+            "meta": {"doc_type": "faq" if i < 6 else "manual"},
             "passages": [
-                {"id": f"m{i}-spec", "source": "specs.pdf",
-                 "text": f"Specifications. {s1} The charger is sold separately."},
+                {
+                    "id": f"m{i}-spec",
+                    "source": "specs.pdf",
+                    "text": f"Specifications. {s1} The charger is sold separately.",
+                },
                 {"id": f"m{i}-faq", "source": "faq.html", "text": f"Shipping takes a week. {s2}"},
             ],
         }
         if i < 5:
             rec["claims"] = [{"text": s} for s in sentences]
         if i < 2:
-            rec["claims"][0].update(verdict="supported", evidence=f"VENDOR-QUOTE-{i} not in any passage",
-                                    passage_id=f"m{i}-spec", reason=f"VENDOR-REASON-{i}")
+            rec["claims"][0].update(
+                verdict="supported",
+                evidence=f"VENDOR-QUOTE-{i} not in any passage",
+                passage_id=f"m{i}-spec",
+                reason=f"VENDOR-REASON-{i}",
+            )
         out.append(rec)
     return out
 
@@ -84,8 +94,12 @@ def jsonl(records):
     return "".join(json.dumps(r) + "\n" for r in records).encode()
 
 
-FLIP = {"supported": "unsupported", "unsupported": "contradicted", "contradicted": "unsupported",
-        "non_assertive": "unsupported"}
+FLIP = {
+    "supported": "unsupported",
+    "unsupported": "contradicted",
+    "contradicted": "unsupported",
+    "non_assertive": "unsupported",
+}
 
 
 def true_verdict(claim_text, passages):

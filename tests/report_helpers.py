@@ -26,13 +26,27 @@ def version(name, kind=JudgeVersion.Kind.ANTHROPIC):
 def make_stratified_audit(answers, strata, *, name, population, dataset=None):
     dataset = dataset or answers[0].dataset
     sample = {s: strata.count(s) for s in set(strata)}
-    audit = Audit.objects.create(name=name, dataset=dataset, status="adjudication", seed=7, size=len(answers),
-                                 population_size=sum(population.values()))
+    audit = Audit.objects.create(
+        name=name,
+        dataset=dataset,
+        status="adjudication",
+        seed=7,
+        size=len(answers),
+        population_size=sum(population.values()),
+    )
     AuditAnswer.objects.bulk_create(
-        AuditAnswer(audit=audit, answer=a, position=i, stratum=s, stratum_population=population[s],
-                    stratum_sample=sample[s], inclusion_probability=sample[s] / population[s],
-                    weight=population[s] / sample[s])
-        for i, (a, s) in enumerate(zip(answers, strata, strict=True)))
+        AuditAnswer(
+            audit=audit,
+            answer=a,
+            position=i,
+            stratum=s,
+            stratum_population=population[s],
+            stratum_sample=sample[s],
+            inclusion_probability=sample[s] / population[s],
+            weight=population[s] / sample[s],
+        )
+        for i, (a, s) in enumerate(zip(answers, strata, strict=True))
+    )
     return audit
 
 
@@ -43,19 +57,27 @@ def label_audit(audit, rows, judge_version, users, seconds=(SECONDS_A, SECONDS_B
     for i, (item, (_, a, b, g, j)) in enumerate(zip(items, rows, strict=True)):
         claims = list(item.answer.claims.order_by("position"))
         for slot, user, verdict_list, secs in (("A", users[0], a, seconds[0]), ("B", users[1], b, seconds[1])):
-            asg = Assignment.objects.create(audit_answer=item, annotator=user, slot=slot, status="submitted",
-                                            active_seconds=secs[i % len(secs)])
+            asg = Assignment.objects.create(
+                audit_answer=item, annotator=user, slot=slot, status="submitted", active_seconds=secs[i % len(secs)]
+            )
             labels += [Label(assignment=asg, claim=c, verdict=v) for c, v in zip(claims, verdict_list, strict=True)]
         for c, va, vb, vg, vj in zip(claims, a, b, g, j, strict=True):
             gold.append(GoldLabel(audit=audit, claim=c, verdict=vg, source="agreed" if va == vb else "adjudicated"))
             if vj is not None:
                 failed = vj == "U!"
-                verdicts.append(JudgeVerdict(claim=c, judge_version=judge_version, raw_verdict=S if failed else vj,
-                                             verdict=U if failed else vj,
-                                             guard_passed=False if failed else (True if vj in (S, C) else None)))
+                verdicts.append(
+                    JudgeVerdict(
+                        claim=c,
+                        judge_version=judge_version,
+                        raw_verdict=S if failed else vj,
+                        verdict=U if failed else vj,
+                        guard_passed=False if failed else (True if vj in (S, C) else None),
+                    )
+                )
             if baseline is not None:
-                verdicts.append(JudgeVerdict(claim=c, judge_version=baseline, raw_verdict=S, verdict=S,
-                                             guard_passed=True))
+                verdicts.append(
+                    JudgeVerdict(claim=c, judge_version=baseline, raw_verdict=S, verdict=S, guard_passed=True)
+                )
     Label.objects.bulk_create(labels)
     GoldLabel.objects.bulk_create(gold)
     JudgeVerdict.objects.bulk_create(verdicts)

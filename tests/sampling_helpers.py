@@ -11,16 +11,24 @@ def bulk_answers(dataset, n, *, meta=lambda i: {}, length=lambda i: 100, claims=
     start = Answer.objects.filter(dataset=dataset).count()
     when = created_at or timezone.now()
     rows = Answer.objects.bulk_create(
-        Answer(dataset=dataset, external_id=f"{prefix}{start + i}", question="q?", text="x" * length(i),
-               created_at=when(i) if callable(when) else when, meta=meta(i), content_hash="h" * 64,
-               length=length(i))
+        Answer(
+            dataset=dataset,
+            external_id=f"{prefix}{start + i}",
+            question="q?",
+            text="x" * length(i),
+            created_at=when(i) if callable(when) else when,
+            meta=meta(i),
+            content_hash="h" * 64,
+            length=length(i),
+        )
         for i in range(n)
     )
     if claims:
         rows = list(Answer.objects.filter(dataset=dataset, external_id__in=[a.external_id for a in rows]))
         Claim.objects.bulk_create(
             Claim(answer=a, position=p, text=f"claim {p}", origin=ClaimOrigin.IMPORTED)
-            for a in rows for p in range(claims)
+            for a in rows
+            for p in range(claims)
         )
     return list(Answer.objects.filter(dataset=dataset, external_id__in=[a.external_id for a in rows]).order_by("id"))
 

@@ -55,8 +55,7 @@ class GoldOnSubmitTests(TestCase):
         submit_all(audit)
         item = AuditAnswer.objects.get(audit=audit)
         c0, c1 = Claim.objects.filter(answer=item.answer).order_by("position")[:2]
-        services.gold_adjudicate(audit, c0, user=adj, verdict="unsupported", reason="B is right",
-                                 expected_version=0)
+        services.gold_adjudicate(audit, c0, user=adj, verdict="unsupported", reason="B is right", expected_version=0)
         # After a reopen: B now agrees with A on claim 0, and A changed claim 1 so they disagree.
         Label.objects.filter(claim=c0, assignment__slot="B").update(verdict="supported")
         Label.objects.filter(claim=c1, assignment__slot="A").update(verdict="contradicted")
@@ -182,8 +181,11 @@ class AdjudicationViewTests(TestCase):
         return f"{self.url()}claims/{(claim or self.claim).id}/"
 
     def post(self, **data):
-        return self.client.post(self.save_url(), {"verdict": "unsupported", "evidence": "none", "version": "0",
-                                                  "reason": "B is right", **data}, headers={"HX-Request": "true"})
+        return self.client.post(
+            self.save_url(),
+            {"verdict": "unsupported", "evidence": "none", "version": "0", "reason": "B is right", **data},
+            headers={"HX-Request": "true"},
+        )
 
     def test_it_lists_only_disputed_claims_in_the_queue(self):
         Label.objects.filter(claim__position=2, assignment__slot="A").update(verdict="contradicted")
@@ -273,8 +275,9 @@ class AdjudicationViewTests(TestCase):
         self.audit.refresh_from_db()
         self.assertEqual(self.audit.status, "adjudication")  # refused: 2 claims without gold
         for claim in Claim.objects.filter(position=0):
-            services.gold_adjudicate(self.audit, claim, user=self.adj, verdict="supported", reason="ok",
-                                     expected_version=0)
+            services.gold_adjudicate(
+                self.audit, claim, user=self.adj, verdict="supported", reason="ok", expected_version=0
+            )
         self.client.post(f"/adjudicate/{self.audit.id}/close/", {"next": "https://evil.example/"})
         self.audit.refresh_from_db()
         self.assertEqual(self.audit.status, "closed")
@@ -297,8 +300,9 @@ class AdjudicationViewTests(TestCase):
 
         request = RequestFactory().get("/audits/1/")
         request.user = self.lead
-        html = render_to_string("adjudication/_audit_actions.html", {"audit": self.audit, "is_lead": True},
-                                request=request)
+        html = render_to_string(
+            "adjudication/_audit_actions.html", {"audit": self.audit, "is_lead": True}, request=request
+        )
         self.assertIn("4 of 6 claims have gold; 2 still missing", html)
         self.assertIn(f"/adjudicate/export/{self.audit.id}/", html)
         self.assertIn("Close audit", html)
@@ -317,8 +321,14 @@ class QueryCountTests(TestCase):
     def counts(self, url_of, **post):
         out = []
         for n_claims, name in ((3, "small"), (25, "big")):
-            audit = build_audit(self.a, self.b, n_answers=2 if name == "small" else 6, n_claims=n_claims, name=name,
-                                verdicts=lambda i, p, s: "unsupported" if s == "B" and p % 2 == 0 else "supported")
+            audit = build_audit(
+                self.a,
+                self.b,
+                n_answers=2 if name == "small" else 6,
+                n_claims=n_claims,
+                name=name,
+                verdicts=lambda i, p, s: "unsupported" if s == "B" and p % 2 == 0 else "supported",
+            )
             submit_all(audit)
             add_judge(audit, lambda c: "contradicted", content_hash=name * 8)
             url = url_of(audit)
@@ -343,6 +353,7 @@ class QueryCountTests(TestCase):
         def url(audit):
             item, _ = self.first(audit)
             return f"/adjudicate/{audit.id}/answers/{item.id}/"
+
         n = self.counts(url)
         # +1: assignments on the same answer in other audits; +4: the next/previous answer links (the audit's
         # assignments, the user's assignments, its labels, its gold), whatever the number of answers
@@ -352,6 +363,7 @@ class QueryCountTests(TestCase):
         def url(audit):
             item, claim = self.first(audit)
             return f"/adjudicate/{audit.id}/answers/{item.id}/claims/{claim.id}/"
+
         n = self.counts(url, verdict="unsupported", evidence="none", reason="because", version="0")
         self.assertEqual(n, 22)  # +2: that check, in the view and in the service
 
@@ -365,7 +377,13 @@ class QueryCountTests(TestCase):
         with self.assertNumQueries(5):  # session, user, groups, item, events
             self.client.get(url)
         for claim in Claim.objects.filter(answer=item.answer):
-            services.gold_adjudicate(audit, claim, user=self.adj, verdict="unsupported", reason="r",
-                                     expected_version=GoldLabel.objects.filter(claim=claim).count())
+            services.gold_adjudicate(
+                audit,
+                claim,
+                user=self.adj,
+                verdict="unsupported",
+                reason="r",
+                expected_version=GoldLabel.objects.filter(claim=claim).count(),
+            )
         with self.assertNumQueries(5):
             self.assertContains(self.client.get(url), "Gold label: adjudicated", count=3)

@@ -48,8 +48,12 @@ def test_it_adjudicates_disputed_claims_with_the_keyboard_only(live_server, page
     page.locator(f"#claim-block-{c2.id} .saved").wait_for()
 
     g0, g2 = GoldLabel.objects.get(claim=c0), GoldLabel.objects.get(claim=c2)
-    assert (g0.verdict, g0.source, g0.adjudicator, g0.reason) == ("unsupported", "adjudicated", adj,
-                                                                 "No passage names the capital.")
+    assert (g0.verdict, g0.source, g0.adjudicator, g0.reason) == (
+        "unsupported",
+        "adjudicated",
+        adj,
+        "No passage names the capital.",
+    )
     assert (g2.verdict, g2.evidence_text, g2.reason) == ("supported", "Paris", "A's span says so.")
     assert HistoryEvent.objects.filter(kind="gold", action="adjudicated").count() == 2
     page.keyboard.press("?")
@@ -69,12 +73,15 @@ def test_it_takes_new_evidence_from_a_passage_selection(live_server, page, login
     login(page, adj)
     page.goto(f"{live_server.url}/adjudicate/{audit.id}/answers/{item.id}/")
     # Select "capital of France" in passage 3 (the only mouse-like step: a text selection).
-    page.evaluate("""(pid) => {
+    page.evaluate(
+        """(pid) => {
         const el = document.querySelector(`.passage-text[data-passage-id="${pid}"]`);
         const node = el.firstChild, i = node.textContent.indexOf("capital of France");
         const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 17);
         const s = window.getSelection(); s.removeAllRanges(); s.addRange(r);
-    }""", passage.id)
+    }""",
+        passage.id,
+    )
     page.keyboard.press("s")
     assert page.locator(f"#claim-block-{c0.id} .new-evidence").inner_text() == "\u201ccapital of France\u201d"
     page.keyboard.press("2")
@@ -85,7 +92,12 @@ def test_it_takes_new_evidence_from_a_passage_selection(live_server, page, login
     gold = GoldLabel.objects.get(claim=c0)
     start = passage.text.index("capital of France")
     assert (gold.verdict, gold.evidence_passage, gold.evidence_start, gold.evidence_end, gold.evidence_text) == (
-        "contradicted", passage, start, start + 17, "capital of France")
+        "contradicted",
+        passage,
+        start,
+        start + 17,
+        "capital of France",
+    )
     page.locator('#passages mark.evidence.gold:text("capital of France")').wait_for()
     assert page.js_errors == []
 

@@ -8,20 +8,32 @@ from tests.factories import make_answer, make_audit, make_user
 
 TEXT = "Paris is the capital. It has two rivers. The mayor is Bob. Come back soon."
 CLAIMS = ["Paris is the capital.", "It has two rivers.", "The mayor is Bob.", "Come back soon."]
-SPANS = [{"start": TEXT.index("two rivers"), "end": TEXT.index("two rivers") + 10, "label_type": "Evident Conflict"},
-         {"start": TEXT.index("mayor"), "end": TEXT.index("Bob.") + 4, "label_type": "Subtle Baseless Info"}]
+SPANS = [
+    {"start": TEXT.index("two rivers"), "end": TEXT.index("two rivers") + 10, "label_type": "Evident Conflict"},
+    {"start": TEXT.index("mayor"), "end": TEXT.index("Bob.") + 4, "label_type": "Subtle Baseless Info"},
+]
 
 
 class DemoLabelsTests(TestCase):
     def setUp(self):
         self.ann1, self.ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
-        answers = [make_answer(external_id=f"ragtruth-{i}", text=TEXT, n_claims=0,
-                               meta={"human_labels": SPANS if i % 2 == 0 else []}) for i in range(10)]
+        answers = [
+            make_answer(
+                external_id=f"ragtruth-{i}", text=TEXT, n_claims=0, meta={"human_labels": SPANS if i % 2 == 0 else []}
+            )
+            for i in range(10)
+        ]
         for a in answers:
             for pos, c in enumerate(CLAIMS):
                 start = TEXT.index(c)
-                Claim.objects.create(answer=a, position=pos, text=c, origin="judge", span_start=start,
-                                     span_end=start + len(c) if pos != 3 else None)
+                Claim.objects.create(
+                    answer=a,
+                    position=pos,
+                    text=c,
+                    origin="judge",
+                    span_start=start,
+                    span_end=start + len(c) if pos != 3 else None,
+                )
         self.audit = make_audit(answers, name="demo", is_demo=True)
         for item in AuditAnswer.objects.filter(audit=self.audit):
             Assignment.objects.create(audit_answer=item, annotator=self.ann1, slot="A")
@@ -29,8 +41,9 @@ class DemoLabelsTests(TestCase):
 
     def test_it_maps_ragtruth_spans_to_verdicts_for_annotator_a(self):
         self.assertEqual(demo.demo_labels_load(self.audit, fraction=0.6), 6)
-        a = Label.objects.filter(assignment__slot="A", claim__answer__external_id="ragtruth-0") \
-            .order_by("claim__position")
+        a = Label.objects.filter(assignment__slot="A", claim__answer__external_id="ragtruth-0").order_by(
+            "claim__position"
+        )
         self.assertEqual([lb.verdict for lb in a], ["supported", "contradicted", "unsupported", "supported"])
         clean = Label.objects.filter(assignment__slot="A", claim__answer__external_id="ragtruth-1")
         self.assertEqual(set(clean.values_list("verdict", flat=True)), {"supported"})

@@ -33,8 +33,9 @@ class AdjudicatorHomeTests(TestCase):
         self.assertContains(r, "<strong>2</strong> of 3 disputed claims left.", html=False)
         self.assertContains(r, '<progress max="3" value="1">1 of 3</progress>', html=True)
         claim = Claim.objects.get(answer=items[1].answer, position=0)
-        self.assertContains(r, f'href="/adjudicate/{audit.id}/answers/{items[1].id}/?claim={claim.id}">'
-                               "Continue adjudicating</a>")
+        self.assertContains(
+            r, f'href="/adjudicate/{audit.id}/answers/{items[1].id}/?claim={claim.id}">Continue adjudicating</a>'
+        )
         self.assertContains(r, "3 claims for judge-error review.")
 
     def test_it_leaves_out_audits_without_work_and_says_when_all_is_settled(self):

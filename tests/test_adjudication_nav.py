@@ -36,8 +36,9 @@ class AnswerNavigationTests(TestCase):
 
     def settle(self, i):
         claim = Claim.objects.get(answer=self.items[i].answer, position=0)
-        services.gold_adjudicate(self.audit, claim, user=self.adj, verdict="supported", reason="A is right",
-                                 expected_version=0)
+        services.gold_adjudicate(
+            self.audit, claim, user=self.adj, verdict="supported", reason="A is right", expected_version=0
+        )
 
     def test_it_links_the_next_and_previous_answers_with_disputes_in_queue_order(self):
         body = self.page(1)
@@ -78,8 +79,9 @@ class QueueTableTests(TestCase):
     def test_it_shows_one_accessible_table_per_audit_with_answer_group_rows(self):
         a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         adj = make_user("adj", "adjudicator")
-        audit = build_audit(a, b, n_answers=3, verdicts=lambda i, p, s: "unsupported" if s == "B" and p != 1
-                            else "supported")
+        audit = build_audit(
+            a, b, n_answers=3, verdicts=lambda i, p, s: "unsupported" if s == "B" and p != 1 else "supported"
+        )
         submit_all(audit)
         self.client.force_login(adj)
         body = self.client.get("/adjudicate/").content.decode()

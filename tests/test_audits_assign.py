@@ -29,8 +29,9 @@ class AssignTests(TestCase):
         audit_assign(audit, self.team, user=self.lead)
         audit.refresh_from_db()
         assert audit.status == "labelling"
-        rows = list(Assignment.objects.filter(audit_answer__audit=audit)
-                    .values_list("audit_answer_id", "annotator_id", "slot"))
+        rows = list(
+            Assignment.objects.filter(audit_answer__audit=audit).values_list("audit_answer_id", "annotator_id", "slot")
+        )
         assert len(rows) == 300
         per_item = {}
         for item, who, slot in rows:

@@ -33,11 +33,13 @@ class PermissionTests(TestCase):
         self.client.force_login(ann[0])
         for url in ["/audits/", "/audits/new/", f"/audits/{audit.id}/", f"/audits/{audit.id}/assignments/"]:
             assert self.client.get(url).status_code == 403, url
-        posts = [("/audits/new/", {"name": "x", "dataset": ds.id, "size": 3}),
-                 (f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in ann]}),
-                 (f"/audits/{audit.id}/add-annotator/", {"annotator": ann[2].id}),
-                 (f"/audits/{audit.id}/judge/", {"backend": "offline"}),
-                 (f"/audits/assignments/{a.id}/reassign/", {"annotator": ann[2].id})]
+        posts = [
+            ("/audits/new/", {"name": "x", "dataset": ds.id, "size": 3}),
+            (f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in ann]}),
+            (f"/audits/{audit.id}/add-annotator/", {"annotator": ann[2].id}),
+            (f"/audits/{audit.id}/judge/", {"backend": "offline"}),
+            (f"/audits/assignments/{a.id}/reassign/", {"annotator": ann[2].id}),
+        ]
         for url, data in posts:
             assert self.client.post(url, data).status_code == 403, url
         assert Audit.objects.count() == 1 and not JudgeRun.objects.exists()
@@ -56,8 +58,16 @@ class CreatePageTests(TestCase):
         bulk_answers(self.ds, 90, meta=lambda i: {"model": ["m1", "m2", "m3"][i % 3]}, length=lambda i: i * 11)
 
     def form(self, **kw):
-        return {"name": "2026-W48", "dataset": self.ds.id, "size": 30, "strata": "meta.model, length",
-                "allocation": "proportional", "default_fail_rate": 0.1, "min_per_stratum": 0, **kw}
+        return {
+            "name": "2026-W48",
+            "dataset": self.ds.id,
+            "size": 30,
+            "strata": "meta.model, length",
+            "allocation": "proportional",
+            "default_fail_rate": 0.1,
+            "min_per_stratum": 0,
+            **kw,
+        }
 
     def test_it_previews_the_strata_without_saving(self):
         r = self.client.post("/audits/new/", self.form(), headers={"HX-Request": "true"})
@@ -90,8 +100,9 @@ class CreatePageTests(TestCase):
         hx = {"HX-Request": "true"}
         form_q = _queries(self.client, "/audits/new/")
         preview_q = _queries(self.client, "/audits/new/", method="post", data=self.form(), headers=hx)
-        bulk_answers(self.ds, 300, meta=lambda i: {"model": ["m1", "m2", "m3"][i % 3]}, length=lambda i: i * 7,
-                     prefix="more")
+        bulk_answers(
+            self.ds, 300, meta=lambda i: {"model": ["m1", "m2", "m3"][i % 3]}, length=lambda i: i * 7, prefix="more"
+        )
         with self.assertNumQueries(form_q):
             self.client.get("/audits/new/")
         with self.assertNumQueries(preview_q):
@@ -142,8 +153,11 @@ class DetailPageTests(TestCase):
             pair = set(Assignment.objects.filter(audit_answer=a.audit_answer).values_list("annotator_id", flat=True))
             target = Assignment.objects.filter(audit_answer__audit=audit).exclude(annotator_id__in=pair).first()
             with CaptureQueriesContext(connection) as ctx:
-                r = self.client.post(f"/audits/assignments/{a.pk}/reassign/", {"annotator": target.annotator_id},
-                                     headers={"HX-Request": "true"})
+                r = self.client.post(
+                    f"/audits/assignments/{a.pk}/reassign/",
+                    {"annotator": target.annotator_id},
+                    headers={"HX-Request": "true"},
+                )
             self.assertContains(r, f'id="assignment-{a.pk}"')
             a.refresh_from_db()
             assert a.annotator_id == target.annotator_id
@@ -220,8 +234,22 @@ class CommandTests(TestCase):
         make_user("ann1", "annotator")
         make_user("ann2", "annotator")
         out = io.StringIO()
-        call_command("create_audit", "demo-2026-W48", "--dataset", "RAGTruth", "--size", "40", "--strata",
-                     "judge,meta.model", "--seed", "48", "--annotators", "ann1,ann2", "--demo", stdout=out)
+        call_command(
+            "create_audit",
+            "demo-2026-W48",
+            "--dataset",
+            "RAGTruth",
+            "--size",
+            "40",
+            "--strata",
+            "judge,meta.model",
+            "--seed",
+            "48",
+            "--annotators",
+            "ann1,ann2",
+            "--demo",
+            stdout=out,
+        )
         audit = Audit.objects.get(name="demo-2026-W48")
         assert audit.is_demo and audit.seed == 48 and audit.status == "labelling" and audit.items.count() == 40
         assert "judge=fail | meta.model=gpt-4" in out.getvalue() and "Assigned to ann1, ann2" in out.getvalue()
@@ -244,15 +272,29 @@ class CommandTests(TestCase):
         ds = make_dataset("d")
         bulk_answers(ds, 50, meta=lambda i: {"model": "big" if i < 45 else "small"}, claims=0)
         out = io.StringIO()
-        call_command("create_audit", "n", "--dataset", "d", "--size", "10", "--strata", "meta.model",
-                     "--allocation", "neyman", "--min-per-stratum", "4", "--fail-rate", "meta.model=small=0.5",
-                     "--exclude-audited", stdout=out)
+        call_command(
+            "create_audit",
+            "n",
+            "--dataset",
+            "d",
+            "--size",
+            "10",
+            "--strata",
+            "meta.model",
+            "--allocation",
+            "neyman",
+            "--min-per-stratum",
+            "4",
+            "--fail-rate",
+            "meta.model=small=0.5",
+            "--exclude-audited",
+            stdout=out,
+        )
         audit = Audit.objects.get(name="n")
         assert {r["stratum"]: r["sample"] for r in audit.design} == {"meta.model=big": 6, "meta.model=small": 4}
         assert audit.population_filter["exclude_audited"] is True
         assert "meta.model=small" in out.getvalue() and "seed" in out.getvalue()
         assert not Claim.objects.exists()
-
 
     def test_it_notes_strata_left_without_a_sample(self):
         ds = make_dataset("d")
@@ -261,10 +303,22 @@ class CommandTests(TestCase):
         call_command("create_audit", "p", "--dataset", "d", "--size", "10", "--strata", "meta.model", stdout=out)
         assert "1 non-empty stratum got no sample" in out.getvalue()
         out = io.StringIO()
-        call_command("create_audit", "q", "--dataset", "d", "--size", "10", "--strata", "meta.model",
-                     "--min-per-stratum", "1", stdout=out)
+        call_command(
+            "create_audit",
+            "q",
+            "--dataset",
+            "d",
+            "--size",
+            "10",
+            "--strata",
+            "meta.model",
+            "--min-per-stratum",
+            "1",
+            stdout=out,
+        )
         assert "no sample" not in out.getvalue()
         assert Audit.objects.get(name="q").items.filter(stratum="meta.model=rare").count() == 1
+
 
 @pytest.mark.browser
 def test_it_previews_creates_and_assigns_in_chromium(live_server, page, login, transactional_db):

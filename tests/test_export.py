@@ -15,9 +15,12 @@ from tests.adjudication_helpers import build_audit, submit_all
 from tests.factories import make_user
 
 VERDICTS = {  # (answer index, claim position) -> (A, B)
-    (0, 0): ("supported", "unsupported"), (0, 1): ("supported", "supported"),
-    (1, 0): ("contradicted", "unsupported"), (1, 1): ("non_assertive", "non_assertive"),
-    (2, 0): ("non_assertive", "non_assertive"), (2, 1): ("non_assertive", "non_assertive"),
+    (0, 0): ("supported", "unsupported"),
+    (0, 1): ("supported", "supported"),
+    (1, 0): ("contradicted", "unsupported"),
+    (1, 1): ("non_assertive", "non_assertive"),
+    (2, 0): ("non_assertive", "non_assertive"),
+    (2, 1): ("non_assertive", "non_assertive"),
 }
 
 
@@ -29,25 +32,50 @@ class ExportTests(TestCase):
     def setUp(self):
         self.ann1, self.ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         self.adj, self.lead = make_user("adj", "adjudicator"), make_user("lead", "lead")
-        self.audit = build_audit(self.ann1, self.ann2, n_answers=3, n_claims=2, name="W48",
-                                 verdicts=lambda i, p, s: VERDICTS[(i, p)]["AB".index(s)])
+        self.audit = build_audit(
+            self.ann1,
+            self.ann2,
+            n_answers=3,
+            n_claims=2,
+            name="W48",
+            verdicts=lambda i, p, s: VERDICTS[(i, p)]["AB".index(s)],
+        )
         items = list(AuditAnswer.objects.filter(audit=self.audit).order_by("position"))
-        for item, (stratum, prob) in zip(items, [("fail|gpt", 0.5), ("pass|gpt", 0.25), ("pass|llama", 0.1)],
-                                         strict=True):
-            AuditAnswer.objects.filter(pk=item.pk).update(stratum=stratum, inclusion_probability=prob,
-                                                          weight=1 / prob)
+        for item, (stratum, prob) in zip(
+            items, [("fail|gpt", 0.5), ("pass|gpt", 0.25), ("pass|llama", 0.1)], strict=True
+        ):
+            AuditAnswer.objects.filter(pk=item.pk).update(stratum=stratum, inclusion_probability=prob, weight=1 / prob)
         Assignment.objects.filter(audit_answer=items[1], slot="B").update(omission=True)
         submit_all(self.audit)
         self.c00 = Claim.objects.get(answer=items[0].answer, position=0)
         self.c10 = Claim.objects.get(answer=items[1].answer, position=0)
         version = JudgeVersion.objects.create(kind="anthropic", name="verify-v3", content_hash="f" * 64)
-        JudgeVerdict.objects.create(claim=self.c00, judge_version=version, raw_verdict="supported",
-                                    verdict="unsupported", evidence="Lyon", passage_external_id="passage 1",
-                                    guard_passed=False)
-        services.gold_adjudicate(self.audit, self.c00, user=self.adj, verdict="supported", evidence="a",
-                                 reason="A's span says it", expected_version=0)
-        services.gold_adjudicate(self.audit, self.c10, user=self.adj, verdict="unsupported",
-                                 reason="=nothing in passage 2", expected_version=0)
+        JudgeVerdict.objects.create(
+            claim=self.c00,
+            judge_version=version,
+            raw_verdict="supported",
+            verdict="unsupported",
+            evidence="Lyon",
+            passage_external_id="passage 1",
+            guard_passed=False,
+        )
+        services.gold_adjudicate(
+            self.audit,
+            self.c00,
+            user=self.adj,
+            verdict="supported",
+            evidence="a",
+            reason="A's span says it",
+            expected_version=0,
+        )
+        services.gold_adjudicate(
+            self.audit,
+            self.c10,
+            user=self.adj,
+            verdict="unsupported",
+            reason="=nothing in passage 2",
+            expected_version=0,
+        )
 
     def close(self):
         services.audit_close(self.audit, self.lead)
@@ -57,22 +85,46 @@ class ExportTests(TestCase):
         self.close()
         rows = parse_jsonl(export.export_bytes(self.audit, level="claim", fmt="jsonl"))
         self.assertEqual([list(r) for r in rows[:1]], [[name for name, _ in export.CLAIM_COLUMNS]])
-        self.assertEqual([(r["answer_id"], r["position"]) for r in rows],
-                         [("W48-ans0", 0), ("W48-ans0", 1), ("W48-ans1", 0), ("W48-ans1", 1), ("W48-ans2", 0),
-                          ("W48-ans2", 1)])
+        self.assertEqual(
+            [(r["answer_id"], r["position"]) for r in rows],
+            [("W48-ans0", 0), ("W48-ans0", 1), ("W48-ans1", 0), ("W48-ans1", 1), ("W48-ans2", 0), ("W48-ans2", 1)],
+        )
         pa, pb = export.pseudonym(self.ann1.id), export.pseudonym(self.ann2.id)
-        self.assertEqual(rows[0], {
-            "audit": "W48", "answer_id": "W48-ans0", "claim_id": self.c00.id, "position": 0,
-            "claim_text": self.c00.text, "gold_verdict": "supported", "gold_evidence": "Paris",
-            "gold_passage_id": "passage 1", "gold_source": "adjudicated", "adjudicator": export.pseudonym(self.adj.id),
-            "reason": "A's span says it", "annotator_a_id": pa, "annotator_a_verdict": "supported",
-            "annotator_a_evidence": "Paris", "annotator_b_id": pb, "annotator_b_verdict": "unsupported",
-            "annotator_b_evidence": "", "judge_verdict": "unsupported", "judge_raw_verdict": "supported",
-            "judge_evidence": "Lyon", "judge_passage_id": "passage 1", "judge_guard_passed": False,
-            "judge_version": "verify-v3@ffffffffffff", "stratum": "fail|gpt", "inclusion_probability": 0.5,
-            "weight": 2.0, "provisional": False})
-        self.assertEqual((rows[1]["gold_source"], rows[1]["adjudicator"], rows[1]["judge_verdict"]),
-                         ("agreed", None, None))
+        self.assertEqual(
+            rows[0],
+            {
+                "audit": "W48",
+                "answer_id": "W48-ans0",
+                "claim_id": self.c00.id,
+                "position": 0,
+                "claim_text": self.c00.text,
+                "gold_verdict": "supported",
+                "gold_evidence": "Paris",
+                "gold_passage_id": "passage 1",
+                "gold_source": "adjudicated",
+                "adjudicator": export.pseudonym(self.adj.id),
+                "reason": "A's span says it",
+                "annotator_a_id": pa,
+                "annotator_a_verdict": "supported",
+                "annotator_a_evidence": "Paris",
+                "annotator_b_id": pb,
+                "annotator_b_verdict": "unsupported",
+                "annotator_b_evidence": "",
+                "judge_verdict": "unsupported",
+                "judge_raw_verdict": "supported",
+                "judge_evidence": "Lyon",
+                "judge_passage_id": "passage 1",
+                "judge_guard_passed": False,
+                "judge_version": "verify-v3@ffffffffffff",
+                "stratum": "fail|gpt",
+                "inclusion_probability": 0.5,
+                "weight": 2.0,
+                "provisional": False,
+            },
+        )
+        self.assertEqual(
+            (rows[1]["gold_source"], rows[1]["adjudicator"], rows[1]["judge_verdict"]), ("agreed", None, None)
+        )
         self.assertEqual((rows[2]["gold_verdict"], rows[2]["annotator_a_verdict"]), ("unsupported", "contradicted"))
         self.assertRegex(pa, r"^ann-[0-9a-f]{10}$")
         self.assertNotEqual(pa, pb)
@@ -81,19 +133,37 @@ class ExportTests(TestCase):
         self.close()
         rows = parse_jsonl(export.export_bytes(self.audit, level="answer", fmt="jsonl"))
         self.assertEqual(list(rows[0]), [name for name, _ in export.ANSWER_COLUMNS])
-        got = [(r["answer_id"], r["gold_pass"], r["claims"], r["supported"], r["contradicted"], r["unsupported"],
-                r["non_assertive"], r["no_gold"], r["faithfulness_ratio"], r["omission"], r["weight"]) for r in rows]
-        self.assertEqual(got, [
-            ("W48-ans0", True, 2, 2, 0, 0, 0, 0, 1.0, False, 2.0),
-            ("W48-ans1", False, 2, 0, 0, 1, 1, 0, 0.0, True, 4.0),
-            ("W48-ans2", True, 2, 0, 0, 0, 2, 0, None, False, 10.0),  # no scored claim: passes, ratio null
-        ])
+        got = [
+            (
+                r["answer_id"],
+                r["gold_pass"],
+                r["claims"],
+                r["supported"],
+                r["contradicted"],
+                r["unsupported"],
+                r["non_assertive"],
+                r["no_gold"],
+                r["faithfulness_ratio"],
+                r["omission"],
+                r["weight"],
+            )
+            for r in rows
+        ]
+        self.assertEqual(
+            got,
+            [
+                ("W48-ans0", True, 2, 2, 0, 0, 0, 0, 1.0, False, 2.0),
+                ("W48-ans1", False, 2, 0, 0, 1, 1, 0, 0.0, True, 4.0),
+                ("W48-ans2", True, 2, 0, 0, 0, 2, 0, None, False, 10.0),  # no scored claim: passes, ratio null
+            ],
+        )
         self.assertEqual(rows[0]["question"], "What is the capital of France?")
 
     def test_it_gives_names_on_request_and_stable_pseudonyms_otherwise(self):
         rows = parse_jsonl(export.export_bytes(self.audit, fmt="jsonl", names=True))
-        self.assertEqual((rows[0]["annotator_a_id"], rows[0]["annotator_b_id"], rows[0]["adjudicator"]),
-                         ("ann1", "ann2", "adj"))
+        self.assertEqual(
+            (rows[0]["annotator_a_id"], rows[0]["annotator_b_id"], rows[0]["adjudicator"]), ("ann1", "ann2", "adj")
+        )
         plain = export.export_bytes(self.audit, fmt="csv")
         self.assertNotIn(b"ann1", plain)
         self.assertNotIn(b",adj,", plain)
@@ -114,7 +184,7 @@ class ExportTests(TestCase):
         self.assertEqual((row["gold_pass"], row["no_gold"], row["provisional"]), (None, 1, True))
 
     def test_it_neutralises_spreadsheet_formulas_in_csv(self):
-        texts = ["=HYPERLINK(\"http://x\")", "+1+1", "-2", "@SUM(A1)", "\tTAB", "\rCR"]
+        texts = ['=HYPERLINK("http://x")', "+1+1", "-2", "@SUM(A1)", "\tTAB", "\rCR"]
         for claim, text in zip(Claim.objects.order_by("id"), texts, strict=False):
             Claim.objects.filter(pk=claim.pk).update(text=text)
         cells = list(csv.reader(io.StringIO(export.export_bytes(self.audit).decode(), newline="")))
@@ -158,8 +228,17 @@ class ExportTests(TestCase):
 
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "gold.jsonl"
-            call_command("export_gold", "W48", "--level", "answer", "--format", "jsonl", "--output", str(out),
-                         stderr=io.StringIO())
+            call_command(
+                "export_gold",
+                "W48",
+                "--level",
+                "answer",
+                "--format",
+                "jsonl",
+                "--output",
+                str(out),
+                stderr=io.StringIO(),
+            )
             self.assertEqual(out.read_bytes(), export.export_bytes(self.audit, level="answer", fmt="jsonl"))
             call_command("export_gold", str(self.audit.id), "--names", "--output", str(out), stderr=io.StringIO())
             self.assertIn(b"ann1", out.read_bytes())

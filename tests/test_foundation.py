@@ -108,12 +108,22 @@ def test_it_has_no_missing_migrations(db):
 
 
 def test_it_passes_check_deploy_under_production_settings():
-    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": "k" * 20 + "production-like-secret-9f8e7d6c5b4a3210zyx",
-           "ALLOWED_HOSTS": "audit.example.org", "SECURE_SSL_REDIRECT": "true", "SECURE_COOKIES": "true",
-           "PLAIN_STATIC": "false"}
+    env = {
+        **os.environ,
+        "DEBUG": "false",
+        "SECRET_KEY": "k" * 20 + "production-like-secret-9f8e7d6c5b4a3210zyx",
+        "ALLOWED_HOSTS": "audit.example.org",
+        "SECURE_SSL_REDIRECT": "true",
+        "SECURE_COOKIES": "true",
+        "PLAIN_STATIC": "false",
+    }
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    r = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-                       env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -135,12 +145,24 @@ class AnswerPageJudgeTests(TestCase):
         answer = make_answer(n_claims=2, n_passages=2)
         version = JudgeVersion.objects.create(kind="offline", name="t", content_hash="h1")
         c0, c1 = answer.claims.order_by("position")
-        JudgeVerdict.objects.create(claim=c0, judge_version=version, raw_verdict="supported", verdict="supported",
-                                    evidence="Paris is the capital of France.", passage_external_id="passage 2",
-                                    guard_passed=True)
-        JudgeVerdict.objects.create(claim=c1, judge_version=version, raw_verdict="supported", verdict="unsupported",
-                                    evidence="Lyon is the capital.", passage_external_id="passage 1",
-                                    guard_passed=False)
+        JudgeVerdict.objects.create(
+            claim=c0,
+            judge_version=version,
+            raw_verdict="supported",
+            verdict="supported",
+            evidence="Paris is the capital of France.",
+            passage_external_id="passage 2",
+            guard_passed=True,
+        )
+        JudgeVerdict.objects.create(
+            claim=c1,
+            judge_version=version,
+            raw_verdict="supported",
+            verdict="unsupported",
+            evidence="Lyon is the capital.",
+            passage_external_id="passage 1",
+            guard_passed=False,
+        )
         self.client.force_login(lead)
         r = self.client.get(f"/answers/{answer.id}/")
         self.assertContains(r, 'title="judge evidence for claim 1">Paris is the capital of France.</mark>', count=1)

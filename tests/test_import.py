@@ -1,4 +1,5 @@
 """Answer import: service, command and web page. Every failure case checks that nothing was written."""
+
 import hashlib
 import io
 import json
@@ -19,10 +20,17 @@ if not RAGTRUTH.exists():  # a fresh clone carries the demo copy
 
 
 def rec(i=1, **over):
-    r = {"id": f"a{i}", "question": f"Question {i}?", "answer": "Paris is the capital. It has 2 million people.",
-         "passages": [{"id": "p1", "source": "wiki", "text": "Paris is the capital of France."},
-                      {"id": "p2", "source": "wiki", "text": "About 2.1 million people live in Paris."}],
-         "created_at": "2026-11-02T10:00:00Z", "meta": {"model": "m1"}}
+    r = {
+        "id": f"a{i}",
+        "question": f"Question {i}?",
+        "answer": "Paris is the capital. It has 2 million people.",
+        "passages": [
+            {"id": "p1", "source": "wiki", "text": "Paris is the capital of France."},
+            {"id": "p2", "source": "wiki", "text": "About 2.1 million people live in Paris."},
+        ],
+        "created_at": "2026-11-02T10:00:00Z",
+        "meta": {"model": "m1"},
+    }
     r.update(over)
     return {k: v for k, v in r.items() if v is not ...}
 
@@ -78,8 +86,9 @@ class ImportSuccessTests(TestCase):
 
         w = csv.writer(buf)
         w.writerow(["id", "question", "answer", "passages", "meta", "created_at", "claims", "team"])
-        w.writerow([r["id"], r["question"], r["answer"], json.dumps(r["passages"]), json.dumps(r["meta"]), "", "",
-                    "search"])
+        w.writerow(
+            [r["id"], r["question"], r["answer"], json.dumps(r["passages"]), json.dumps(r["meta"]), "", "", "search"]
+        )
         batch = run(buf.getvalue().encode(), file_name="answers.csv")
         self.assertEqual(batch.status, "done", batch.errors)
         a = Answer.objects.get()
@@ -88,10 +97,18 @@ class ImportSuccessTests(TestCase):
 
     def test_it_records_external_verdicts_through_the_evidence_guard(self):
         claims = [
-            {"text": "Paris is the capital.", "verdict": "supported", "evidence": "Paris is  the\ncapital",
-             "passage_id": "p1"},
-            {"text": "It has 2 million people.", "verdict": "supported", "evidence": "2 million people",
-             "passage_id": "p2"},  # not verbatim: p2 says 2.1 million
+            {
+                "text": "Paris is the capital.",
+                "verdict": "supported",
+                "evidence": "Paris is  the\ncapital",
+                "passage_id": "p1",
+            },
+            {
+                "text": "It has 2 million people.",
+                "verdict": "supported",
+                "evidence": "2 million people",
+                "passage_id": "p2",
+            },  # not verbatim: p2 says 2.1 million
             {"text": "Greeting.", "verdict": "non_assertive"},
             {"text": "No verdict here."},
         ]
@@ -135,7 +152,7 @@ class ImportSuccessTests(TestCase):
         self.assertEqual(counts(), before)
 
     def test_it_keeps_unicode_and_literal_escapes(self):
-        text = "Caf\u00e9 \U0001F600 and a literal \\u0000 in code"  # emoji: a surrogate pair when escaped
+        text = "Caf\u00e9 \U0001f600 and a literal \\u0000 in code"  # emoji: a surrogate pair when escaped
         data = b"\xef\xbb\xbf" + jsonl(rec(1, answer=text, meta={"note": "\\ud800 literal"}))  # with a BOM
         batch = run(data)
         self.assertEqual(batch.status, "done", batch.errors)
@@ -143,7 +160,7 @@ class ImportSuccessTests(TestCase):
         self.assertEqual((a.text, a.meta["note"]), (text, "\\ud800 literal"))
 
     def test_it_numbers_csv_records_by_their_first_line(self):
-        data = (b'id,question,answer,passages\na1,q,"two\nlines",[]\na2,q,,[]\n')
+        data = b'id,question,answer,passages\na1,q,"two\nlines",[]\na2,q,,[]\n'
         batch = run(data, file_name="a.csv")
         self.assertEqual(batch.errors, [{"line": 4, "field": "answer", "message": "empty"}])
 
@@ -216,8 +233,13 @@ class BadInputTests(TestCase):
     def test_it_rejects_bad_encoding(self):
         latin1 = json.dumps(rec(2, question="Où est Paris?"), ensure_ascii=False).encode("latin-1")
         self.assertFails(jsonl(rec(1), latin1), 2, "", "not valid UTF-8")
-        self.assertFails(b"id,question,answer,passages\n" + "a,Où,x,[]\n".encode("latin-1"), 2, "", "not valid UTF-8",
-                         file_name="a.csv")
+        self.assertFails(
+            b"id,question,answer,passages\n" + "a,Où,x,[]\n".encode("latin-1"),
+            2,
+            "",
+            "not valid UTF-8",
+            file_name="a.csv",
+        )
 
     def test_it_rejects_a_bad_created_at(self):
         self.assertFails(jsonl(rec(1, created_at="last tuesday")), 1, "created_at", "not an ISO 8601")
@@ -230,20 +252,29 @@ class BadInputTests(TestCase):
     def test_it_rejects_what_the_database_cannot_store(self):
         self.assertFails(jsonl(rec(1, answer="a\x00b")), 1, "answer", "NUL")
         self.assertFails(jsonl(rec(1, meta={"x": "a\x00"})), 1, "meta", "NUL")
-        self.assertFails(jsonl(b'{"id": "a1", "question": "q", "answer": "a", "passages": [], "meta": {"t": NaN}}'),
-                         1, "", "NaN is not allowed")
+        self.assertFails(
+            jsonl(b'{"id": "a1", "question": "q", "answer": "a", "passages": [], "meta": {"t": NaN}}'),
+            1,
+            "",
+            "NaN is not allowed",
+        )
 
     def test_it_rejects_unpaired_surrogates(self):
-        self.assertFails(jsonl(b'{"id": "a1", "question": "q", "answer": "bad \\ud800", "passages": []}'), 1, "",
-                         "unpaired surrogate")
+        self.assertFails(
+            jsonl(b'{"id": "a1", "question": "q", "answer": "bad \\ud800", "passages": []}'),
+            1,
+            "",
+            "unpaired surrogate",
+        )
 
     def test_it_rejects_an_empty_file(self):
         self.assertFails(b"\n\n", 0, "file", "no records")
 
     def test_it_rejects_bad_csv(self):
         self.assertFails(b"id,question,passages\n", 1, "answer", "missing column", file_name="a.csv")
-        self.assertFails(b"id,question,answer,passages\na1,q,a,[{oops\n", 2, "passages", "malformed JSON",
-                         file_name="a.csv")
+        self.assertFails(
+            b"id,question,answer,passages\na1,q,a,[{oops\n", 2, "passages", "malformed JSON", file_name="a.csv"
+        )
 
     @override_settings(IMPORT_MAX_ERRORS=3)
     def test_it_stops_after_the_error_limit(self):
@@ -327,8 +358,9 @@ class ImportPageTests(TestCase):
         self.assertEqual(counts()[:2], [2, 4])
         batch = ImportBatch.objects.get()
         self.assertEqual((batch.user, batch.dataset.name, batch.created), (self.lead, "web", 2))
-        r = self.client.post("/import/", {"file": SimpleUploadedFile("answers.jsonl", jsonl(rec(1), rec(2))),
-                                          "dataset": "web"})
+        r = self.client.post(
+            "/import/", {"file": SimpleUploadedFile("answers.jsonl", jsonl(rec(1), rec(2))), "dataset": "web"}
+        )
         self.assertContains(r, "Nothing new")
 
     def test_it_says_which_uploads_go_to_the_background_and_what_comes_next(self):
@@ -364,8 +396,11 @@ class ImportPageTests(TestCase):
         self.assertContains(r, "Choose a dataset or type a new name.", status_code=400)
 
     def test_it_serves_the_panel_partial_to_htmx(self):
-        r = self.client.post("/import/", {"file": SimpleUploadedFile("a.jsonl", jsonl(rec(1))), "new_dataset": "h"},
-                             headers={"HX-Request": "true"})
+        r = self.client.post(
+            "/import/",
+            {"file": SimpleUploadedFile("a.jsonl", jsonl(rec(1))), "new_dataset": "h"},
+            headers={"HX-Request": "true"},
+        )
         self.assertContains(r, 'id="import_panel"')
         self.assertNotContains(r, "<html")
 

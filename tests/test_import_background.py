@@ -1,4 +1,5 @@
 """Web uploads over IMPORT_INLINE_BYTES: spooled, queued, imported by a real task worker, progress polled."""
+
 import hashlib
 import stat
 from datetime import timedelta
@@ -43,8 +44,16 @@ def spooled(path):
 def run_queued_task():
     task = DBTaskResult.objects.get(status="READY")
     task.claim("import-test")
-    Worker(queue_names=["*"], interval=0, batch=True, backend_name="default", startup_delay=False,
-           max_tasks=1, worker_id="import-test", excluded_queue_names=[]).run_task(task)
+    Worker(
+        queue_names=["*"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=1,
+        worker_id="import-test",
+        excluded_queue_names=[],
+    ).run_task(task)
     task.refresh_from_db()
     assert task.status == "SUCCESSFUL", task.traceback
     return task
@@ -77,8 +86,9 @@ def test_it_keeps_a_small_upload_inline(lead, spool_dir, settings):
     assert not DBTaskResult.objects.exists() and not spooled(spool_dir)
 
 
-def test_it_imports_in_the_worker_reporting_progress_and_removes_the_spool(lead, spool_dir, settings, monkeypatch,
-                                                                          django_assert_num_queries):
+def test_it_imports_in_the_worker_reporting_progress_and_removes_the_spool(
+    lead, spool_dir, settings, monkeypatch, django_assert_num_queries
+):
     settings.IMPORT_PROGRESS_RECORDS = 2
     data = jsonl(*[rec(i) for i in range(7)])
     upload(lead, data, judge_name="vendor")
@@ -197,8 +207,9 @@ def test_it_is_imported_by_the_db_worker_command(client, spool_dir):
 
 
 @pytest.mark.browser
-def test_it_polls_a_background_import_to_its_result_in_chromium(live_server, page, login, transactional_db,
-                                                                 tmp_path, spool_dir):
+def test_it_polls_a_background_import_to_its_result_in_chromium(
+    live_server, page, login, transactional_db, tmp_path, spool_dir
+):
     good = tmp_path / "big.jsonl"
     good.write_bytes(jsonl(*[rec(i) for i in range(5)]))
     login(page, make_user("lead", "lead"))

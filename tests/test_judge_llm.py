@@ -29,9 +29,12 @@ def test_it_runs_decompose_then_verify_and_stores_verdicts(fake):
     run = run_over(answer.dataset)
     assert run.status == JudgeRun.Status.DONE, run.message
     claims = list(Claim.objects.filter(answer=answer).order_by("position"))
-    assert [c.text for c in claims] == ["Paris is the capital of France.", "The Eiffel Tower was completed in 1889.",
-                                        "It has 300 floors."]
-    assert answer.text[claims[1].span_start:claims[1].span_end] == claims[1].text
+    assert [c.text for c in claims] == [
+        "Paris is the capital of France.",
+        "The Eiffel Tower was completed in 1889.",
+        "It has 300 floors.",
+    ]
+    assert answer.text[claims[1].span_start : claims[1].span_end] == claims[1].text
     assert all(c.origin == "judge" and c.judge_version_id == run.judge_version_id for c in claims)
     verdicts = {v.claim.position: v for v in JudgeVerdict.objects.select_related("claim")}
     first = verdicts[0]
@@ -41,8 +44,12 @@ def test_it_runs_decompose_then_verify_and_stores_verdicts(fake):
     assert (run.answers_done, run.claims_done, run.items_failed) == (1, 3, 0)
     assert run.cache_write_tokens > 0 and run.cache_read_tokens > 0 and run.output_tokens > 0
     p = {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.3}  # claude-sonnet-5-5 in settings
-    expected = (run.input_tokens * p["input"] + run.output_tokens * p["output"]
-                + run.cache_write_tokens * p["cache_write"] + run.cache_read_tokens * p["cache_read"]) / 1e6
+    expected = (
+        run.input_tokens * p["input"]
+        + run.output_tokens * p["output"]
+        + run.cache_write_tokens * p["cache_write"]
+        + run.cache_read_tokens * p["cache_read"]
+    ) / 1e6
     assert run.cost_usd == pytest.approx(expected)
 
 
@@ -60,8 +67,11 @@ def test_it_sends_the_decomposer_the_answer_only_and_each_claim_the_same_cached_
     assert len(systems) == 1  # both answers have the same passages: one byte-identical prefix
     system = verifies[0]["system"]
     assert system[-1]["cache_control"] == {"type": "ephemeral"} and PASSAGES[0][1] in system[-1]["text"]
-    raw_systems = {r["raw"][r["raw"].index(b'"system"'):] .split(b'"messages"')[0] for r in fake.requests
-                   if r["body"] and r["body"].get("system") == system}
+    raw_systems = {
+        r["raw"][r["raw"].index(b'"system"') :].split(b'"messages"')[0]
+        for r in fake.requests
+        if r["body"] and r["body"].get("system") == system
+    }
     assert len(raw_systems) == 1  # byte-identical on the wire too
     for body in verifies:
         assert body["messages"] == [{"role": "user", "content": f"<claim>{claim_of(body)}</claim>"}]
@@ -100,8 +110,11 @@ def test_it_records_malformed_output_as_a_failure_and_retries_it(fake):
 
 
 def test_it_records_output_that_breaks_the_schema(fake):
-    fake.handler = lambda kind, body: ({"verdict": "probably", "evidence": "", "passage_id": "", "reason": ""}
-                                       if kind == "verify" else default_handler(kind, body))
+    fake.handler = lambda kind, body: (
+        {"verdict": "probably", "evidence": "", "passage_id": "", "reason": ""}
+        if kind == "verify"
+        else default_handler(kind, body)
+    )
     run = run_over(make_judged_answer().dataset)
     assert run.items_failed == 3 and not JudgeVerdict.objects.exists()
     assert all("not one of" in f.error and f.stage == "verify" and f.claim_id for f in JudgeFailure.objects.all())
@@ -115,8 +128,9 @@ def test_it_retries_a_rate_limit_and_succeeds(fake):
 
 
 def test_it_records_persistent_overload_as_a_failed_item(fake):
-    fake.handler = lambda kind, body: (FakeError(529) if kind == "verify" and "300 floors" in claim_of(body)
-                                       else default_handler(kind, body))
+    fake.handler = lambda kind, body: (
+        FakeError(529) if kind == "verify" and "300 floors" in claim_of(body) else default_handler(kind, body)
+    )
     run = run_over(make_judged_answer().dataset)
     assert run.status == "done" and run.claims_done == 2 and run.items_failed == 1
     failure = JudgeFailure.objects.get()

@@ -13,21 +13,34 @@ from audit.models import AnswerJudgement, Claim, JudgeRun, JudgeVerdict
 from tests.factories import make_answer, make_audit, make_dataset
 from tests.judge_helpers import make_judged_answer
 
-PASSAGES = [("p1", "The Eiffel Tower was completed in 1889. It is 330 metres tall."),
-            ("p2", "The tower is not open at night in winter.")]
+PASSAGES = [
+    ("p1", "The Eiffel Tower was completed in 1889. It is 330 metres tall."),
+    ("p2", "The tower is not open at night in winter."),
+]
 
 
 def test_it_decomposes_by_sentence_and_clause_and_drops_pleasantries():
-    text = ("Hello! Based on the passages, the Eiffel Tower was completed in 1889 and it is 330 metres tall. "
-            "Salt and pepper are spices. I hope this helps! Do you want more?\n- Paris is big; Lyon is smaller.")
-    assert offline.decompose(text) == ["the Eiffel Tower was completed in 1889", "it is 330 metres tall.",
-                                       "Salt and pepper are spices.", "Paris is big", "Lyon is smaller."]
+    text = (
+        "Hello! Based on the passages, the Eiffel Tower was completed in 1889 and it is 330 metres tall. "
+        "Salt and pepper are spices. I hope this helps! Do you want more?\n- Paris is big; Lyon is smaller."
+    )
+    assert offline.decompose(text) == [
+        "the Eiffel Tower was completed in 1889",
+        "it is 330 metres tall.",
+        "Salt and pepper are spices.",
+        "Paris is big",
+        "Lyon is smaller.",
+    ]
 
 
 def test_it_verifies_by_overlap_with_verbatim_evidence():
     supported = offline.verify(PASSAGES, "The Eiffel Tower was completed in 1889.")
-    assert supported == {"verdict": "supported", "evidence": "The Eiffel Tower was completed in 1889.",
-                         "passage_id": "p1", "reason": supported["reason"]}
+    assert supported == {
+        "verdict": "supported",
+        "evidence": "The Eiffel Tower was completed in 1889.",
+        "passage_id": "p1",
+        "reason": supported["reason"],
+    }
     assert offline.verify(PASSAGES, "The Eiffel Tower was completed in 1925.")["verdict"] == "contradicted"
     assert offline.verify(PASSAGES, "The tower is open at night in winter.")["verdict"] == "contradicted"
     unsupported = offline.verify(PASSAGES, "The tower has a restaurant run by a famous chef.")
@@ -35,15 +48,25 @@ def test_it_verifies_by_overlap_with_verbatim_evidence():
 
 
 def test_it_folds_a_list_lead_in_into_fragment_items_and_strips_citations():
-    text = ("Based on the provided passages, the main symptoms of IBS are:\n\n1. Diarrhea ( passage 1)\n"
-            "2. Gas or bloating (Passages 1 and 2)\n\n(Passage 3)\nHere are some differences between them:\n"
-            "- The tower was completed in 1889 (Passage 1).\n- According to passage 2, it is not open at night.")
+    text = (
+        "Based on the provided passages, the main symptoms of IBS are:\n\n1. Diarrhea ( passage 1)\n"
+        "2. Gas or bloating (Passages 1 and 2)\n\n(Passage 3)\nHere are some differences between them:\n"
+        "- The tower was completed in 1889 (Passage 1).\n- According to passage 2, it is not open at night."
+    )
     spans = offline.decompose_spans(text)
-    assert [c for c, _, _ in spans] == ["the main symptoms of IBS are diarrhea", "the main symptoms of IBS are gas or "
-                                        "bloating", "The tower was completed in 1889", "it is not open at night."]
+    assert [c for c, _, _ in spans] == [
+        "the main symptoms of IBS are diarrhea",
+        "the main symptoms of IBS are gas or bloating",
+        "The tower was completed in 1889",
+        "it is not open at night.",
+    ]
     # The span is where the claim's own words sit in the answer (the item, not the folded lead-in).
     assert [text[a:b] for _, a, b in spans] == [
-        "Diarrhea", "Gas or bloating", "The tower was completed in 1889", "it is not open at night."]
+        "Diarrhea",
+        "Gas or bloating",
+        "The tower was completed in 1889",
+        "it is not open at night.",
+    ]
     cited = "Vietnam (Passage 2) was a colony of France."  # a citation inside a claim stays inside its span
     assert offline.decompose_spans(cited) == [("Vietnam was a colony of France.", 0, len(cited))]
     assert offline.decompose("The causes are:\n\nNobody knows.") == ["Nobody knows."]  # no list: lead-in dropped
@@ -57,13 +80,17 @@ def test_it_keeps_a_refusal_as_one_non_assertive_claim():
 
 
 def test_it_gives_the_expected_verdicts_on_a_hand_example_with_evidence_passing_the_guard():
-    answer = ("Based on the passages, the Eiffel Tower was completed in 1925 and it is 330 metres tall (Passage 1). "
-              "The tower is open at night in winter. It hosts a famous restaurant run by a chef.")
+    answer = (
+        "Based on the passages, the Eiffel Tower was completed in 1925 and it is 330 metres tall (Passage 1). "
+        "The tower is open at night in winter. It hosts a famous restaurant run by a chef."
+    )
     got = [(c, offline.verify(PASSAGES, c)) for c in offline.decompose(answer)]
     assert [(c, v["verdict"]) for c, v in got] == [
-        ("the Eiffel Tower was completed in 1925", "contradicted"), ("it is 330 metres tall", "supported"),
+        ("the Eiffel Tower was completed in 1925", "contradicted"),
+        ("it is 330 metres tall", "supported"),
         ("The tower is open at night in winter.", "contradicted"),
-        ("It hosts a famous restaurant run by a chef.", "unsupported")]
+        ("It hosts a famous restaurant run by a chef.", "unsupported"),
+    ]
     texts = dict(PASSAGES)
     for _, v in got[:3]:
         assert evidence_guard(v["verdict"], v["evidence"], texts[v["passage_id"]]) == (v["verdict"], True)
@@ -81,8 +108,9 @@ def test_it_is_deterministic_and_versioned(db):
 @pytest.mark.django_db
 def test_it_judges_a_dataset_from_the_command_and_is_idempotent():
     ds = make_dataset("demo")
-    answer = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889. It has a famous chef.",
-                                passages=PASSAGES)
+    answer = make_judged_answer(
+        ds, text="The Eiffel Tower was completed in 1889. It has a famous chef.", passages=PASSAGES
+    )
     imported = make_answer(ds, n_claims=2)  # claims given at import are never decomposed again
     out, err = io.StringIO(), io.StringIO()
     call_command("judge", "--dataset", "demo", "--backend", "offline", stdout=out, stderr=err)
@@ -91,10 +119,16 @@ def test_it_judges_a_dataset_from_the_command_and_is_idempotent():
     assert list(Claim.objects.filter(answer=imported).values_list("origin", flat=True)) == ["imported"] * 2
     claims = Claim.objects.filter(answer=answer).order_by("position")
     assert [(c.text, c.span_start, c.origin) for c in claims] == [
-        ("The Eiffel Tower was completed in 1889.", 0, "judge"), ("It has a famous chef.", 40, "judge")]
+        ("The Eiffel Tower was completed in 1889.", 0, "judge"),
+        ("It has a famous chef.", 40, "judge"),
+    ]
     v = JudgeVerdict.objects.get(claim=claims[0])
     assert (v.verdict, v.guard_passed, v.evidence, v.passage_external_id) == (
-        "supported", True, "The Eiffel Tower was completed in 1889.", "p1")
+        "supported",
+        True,
+        "The Eiffel Tower was completed in 1889.",
+        "p1",
+    )
     call_command("judge", "--dataset", "demo", "--backend", "offline", stdout=io.StringIO(), stderr=io.StringIO())
     assert Claim.objects.count() == 4 and JudgeVerdict.objects.count() == 4
 
@@ -123,14 +157,12 @@ def test_it_explains_bad_command_input():
 def test_it_gives_answer_level_outcomes_and_passes_a_refusal():
     ds = make_dataset()
     good = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889.", passages=PASSAGES)
-    bad = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889. It was painted gold.",
-                             passages=PASSAGES)
+    bad = make_judged_answer(ds, text="The Eiffel Tower was completed in 1889. It was painted gold.", passages=PASSAGES)
     refusal = make_judged_answer(ds, text="Unable to answer based on given passages.", passages=PASSAGES)
     run = judge_run_execute(judge_run_create(backend="offline", dataset=ds).pk)
     assert Claim.objects.get(answer=refusal).judge_verdicts.get().verdict == "non_assertive"
     # An answer that says the passages do not answer passes (DESIGN rule 6): its claim is not scored.
-    outcomes = dict(AnswerJudgement.objects.filter(judge_version=run.judge_version)
-                    .values_list("answer_id", "outcome"))
+    outcomes = dict(AnswerJudgement.objects.filter(judge_version=run.judge_version).values_list("answer_id", "outcome"))
     assert outcomes == {good.pk: "pass", bad.pk: "fail", refusal.pk: "pass"}
 
 
@@ -169,7 +201,6 @@ def test_it_judges_explicit_answers_and_audits_by_name():
     assert (run.audit, run.dataset, run.answers_total) == (audit, ds, 1)
 
 
-
 def test_it_stores_the_span_of_a_folded_list_item(db):
     text = "The main symptoms of IBS are:\n1. Diarrhea\n2. Constipation"
     answer = make_answer(text=text, n_claims=0)
@@ -179,7 +210,7 @@ def test_it_stores_the_span_of_a_folded_list_item(db):
     assert len(folded) == 1
     assert folded[0].text not in text  # folded: not verbatim in the answer
     assert folded[0].span_start is not None
-    assert "Diarrhea" in text[folded[0].span_start:folded[0].span_end]
+    assert "Diarrhea" in text[folded[0].span_start : folded[0].span_end]
 
 
 def test_it_keeps_answer_judgements_current_after_a_run(db):

@@ -27,11 +27,13 @@ class JudgePagesTests(TestCase):
         r = self.client.post("/judge/runs/", {"dataset": self.ds.pk, "backend": "offline", "budget_usd": ""})
         run = JudgeRun.objects.get()
         self.assertRedirects(r, f"/judge/runs/{run.pk}/")
-        self.assertEqual((run.status, run.backend, run.created_by, run.answers_total),
-                         ("queued", "offline", self.lead, 1))
+        self.assertEqual(
+            (run.status, run.backend, run.created_by, run.answers_total), ("queued", "offline", self.lead, 1)
+        )
         task = DBTaskResult.objects.get()
-        self.assertEqual((task.task_path, task.args_kwargs["args"]),
-                         ("audit.judge.tasks.judge_run_task", [run.pk, False]))
+        self.assertEqual(
+            (task.task_path, task.args_kwargs["args"]), ("audit.judge.tasks.judge_run_task", [run.pk, False])
+        )
 
     def test_it_explains_a_refused_start(self):
         r = self.client.post("/judge/runs/", {"dataset": self.ds.pk, "backend": "offline", "budget_tokens": "-5"})
@@ -78,8 +80,9 @@ class JudgePagesTests(TestCase):
     def test_it_shows_failures_escaped_in_constant_queries_and_retries_them(self):
         run = judge_run_execute(judge_run_create(backend="offline", dataset=self.ds).pk)
         answer = run.dataset.answers.get()
-        JudgeFailure.objects.create(run=run, answer=answer, stage="decompose", error="unusable output",
-                                    raw="<script>alert(1)</script>")
+        JudgeFailure.objects.create(
+            run=run, answer=answer, stage="decompose", error="unusable output", raw="<script>alert(1)</script>"
+        )
         JudgeRun.objects.filter(pk=run.pk).update(items_failed=1)
         with self.assertNumQueries(5):  # session, user, groups, run, failures
             r = self.client.get(f"/judge/runs/{run.pk}/")

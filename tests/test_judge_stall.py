@@ -48,12 +48,21 @@ def kill_midway(run, monkeypatch):
 
 def run_queued_task():
     task = DBTaskResult.objects.get()
-    Worker(queue_names=["*"], interval=0, batch=True, backend_name="default", startup_delay=False,
-           max_tasks=1, worker_id="stall-test", excluded_queue_names=[]).run_task(task)
+    Worker(
+        queue_names=["*"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=1,
+        worker_id="stall-test",
+        excluded_queue_names=[],
+    ).run_task(task)
 
 
-def test_it_shows_a_killed_run_stalled_and_resumes_it_without_repeating_work(fake, lead, monkeypatch,
-                                                                            django_assert_num_queries):
+def test_it_shows_a_killed_run_stalled_and_resumes_it_without_repeating_work(
+    fake, lead, monkeypatch, django_assert_num_queries
+):
     answers = numbered_answers(6)
     run = judge_run_create(backend="anthropic", dataset=answers[0].dataset)
     kill_midway(run, monkeypatch)

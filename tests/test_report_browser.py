@@ -13,8 +13,10 @@ def test_it_switches_judge_version_without_errors(live_server, page, login, tran
     k = known_audit()
     lead = make_user("lead", "lead")
     console = []
-    page.on("console", lambda m: console.append(m.text)
-            if m.type == "error" and "favicon" not in m.location.get("url", "") else None)
+    page.on(
+        "console",
+        lambda m: console.append(m.text) if m.type == "error" and "favicon" not in m.location.get("url", "") else None,
+    )
     login(page, lead)
     page.goto(f"{live_server.url}/reports/{k['audit'].id}/")
     assert page.locator("#trend svg.chart circle").count() == 2

@@ -61,8 +61,12 @@ class ReportPageTests(TestCase):
     def test_it_is_for_leads_only(self):
         for user in (make_user("a", "annotator"), make_user("adj", "adjudicator"), self.k["users"][0]):
             self.client.force_login(user)
-            for url in (self.url, f"{self.url}report.json", f"{self.url}claims/?judge=supported&gold=supported",
-                        f"{self.url}answers/?gold=fail"):
+            for url in (
+                self.url,
+                f"{self.url}report.json",
+                f"{self.url}claims/?judge=supported&gold=supported",
+                f"{self.url}answers/?gold=fail",
+            ):
                 self.assertEqual(self.client.get(url).status_code, 403, url)
         self.client.force_login(self.lead)
         self.assertEqual(self.client.get("/reports/99999/").status_code, 404)
@@ -71,29 +75,38 @@ class ReportPageTests(TestCase):
 
     def test_it_shows_every_faithfulness_number(self):
         f = section(self.get(), "faithfulness")
-        self.assertIn("0.400</span> <span class=\"ci\">[0.118, 0.769]", f)  # 2 of 5, Wilson
+        self.assertIn('0.400</span> <span class="ci">[0.118, 0.769]', f)  # 2 of 5, Wilson
         self.assertIn("2 of 5 answers have an unsupported or contradicted claim", text(f))
         # weighted: 100/120 * 2/3 + 20/120 * 0; var = W1^2 p(1-p)/(n-1) (1 - 3/100)
         w1, p = 100 / 120, 2 / 3
         half = 1.959964 * (w1**2 * p * (1 - p) / 2 * 0.97) ** 0.5
-        self.assertIn(f"0.556</span> <span class=\"ci\">[{w1 * p - half:.3f}, 1.000]", f)
+        self.assertIn(f'0.556</span> <span class="ci">[{w1 * p - half:.3f}, 1.000]', f)
         self.assertIn("over 120 answers in the population", f)
         self.assertIn('id="claim-ratio"><span class="num">0.833</span>', f)  # (2/3 + 1/2 + 1 + 1 + 1) / 5
         self.assertIn('id="claim-ratio-pooled"><span class="num">0.846</span>', f)  # 11 / 13
         r1 = np.array([2 / 3, 1 / 2, 1])
         half = 1.959964 * (w1**2 * r1.var(ddof=1) / 3 * 0.97) ** 0.5
-        self.assertIn(f'id="claim-ratio-weighted"><span class="num">0.769</span> <span class="ci">'
-                      f"[{w1 * r1.mean() + 20 / 120 - half:.3f}, 1.000]", f)
+        self.assertIn(
+            f'id="claim-ratio-weighted"><span class="num">0.769</span> <span class="ci">'
+            f"[{w1 * r1.mean() + 20 / 120 - half:.3f}, 1.000]",
+            f,
+        )
         self.assertIn("1 contradicted, 1 unsupported of 13 scored claims; 2 non_assertive (not scored)", text(f))
         f = re.sub(r'<a href="[^"]+">(\d+)</a>', r"<a>\1</a>", f)  # the links are followed in their own test
-        self.assertRegex(f, r"<td>s1</td><td class=\"num\">100</td><td class=\"num\">0.833</td>"
-                            r"<td class=\"num\"><a>3</a></td><td class=\"num\"><a>2</a></td> <td><span class=\"num\">"
-                            r"0.667</span> <span class=\"ci\">\[0.208, 0.939\]</span></td><td><span class=\"num\">0.722"
-                            r"</span></td><td class=\"num\"><a>1</a></td><td class=\"num\"><a>1</a></td>")
-        self.assertRegex(f, r"<td>s2</td><td class=\"num\">20</td><td class=\"num\">0.167</td>"
-                            r"<td class=\"num\"><a>2</a></td><td class=\"num\"><a>0</a></td> <td><span class=\"num\">"
-                            r"0.000</span> <span class=\"ci\">"
-                            r"\[0.000, 0.658\]")
+        self.assertRegex(
+            f,
+            r"<td>s1</td><td class=\"num\">100</td><td class=\"num\">0.833</td>"
+            r"<td class=\"num\"><a>3</a></td><td class=\"num\"><a>2</a></td> <td><span class=\"num\">"
+            r"0.667</span> <span class=\"ci\">\[0.208, 0.939\]</span></td><td><span class=\"num\">0.722"
+            r"</span></td><td class=\"num\"><a>1</a></td><td class=\"num\"><a>1</a></td>",
+        )
+        self.assertRegex(
+            f,
+            r"<td>s2</td><td class=\"num\">20</td><td class=\"num\">0.167</td>"
+            r"<td class=\"num\"><a>2</a></td><td class=\"num\"><a>0</a></td> <td><span class=\"num\">"
+            r"0.000</span> <span class=\"ci\">"
+            r"\[0.000, 0.658\]",
+        )
         self.assertIn("<svg", f)
 
     def test_it_shows_every_agreement_number(self):
@@ -103,10 +116,13 @@ class ReportPageTests(TestCase):
         lb = [v for r in KNOWN for v in r[2]]
         alpha = krippendorff.alpha(reliability_data=np.array([la, lb]), level_of_measurement="nominal")
         self.assertIn("Claims (15 labelled by both, 5 answers)", a)
-        self.assertRegex(a, r'id="iaa-percent"><th>Percent agreement</th><td><span class="num">0.867</span> '
-                            r'<span class="ci">\[[01]\.\d{3}, 1.000\]</span> <span class="muted">13 of <a>15</a>; '
-                            r'<a>2</a> disagree</span></td><td><span class="num">0.800</span> <span class="ci">'
-                            r'\[0\.\d{3}, 1.000\]</span> <span class="muted">4 of <a>5</a>; <a>1</a> disagree</span>')
+        self.assertRegex(
+            a,
+            r'id="iaa-percent"><th>Percent agreement</th><td><span class="num">0.867</span> '
+            r'<span class="ci">\[[01]\.\d{3}, 1.000\]</span> <span class="muted">13 of <a>15</a>; '
+            r'<a>2</a> disagree</span></td><td><span class="num">0.800</span> <span class="ci">'
+            r'\[0\.\d{3}, 1.000\]</span> <span class="muted">4 of <a>5</a>; <a>1</a> disagree</span>',
+        )
         kappa = cohens_kappa(np.array(t)).kappa
         self.assertIn(f'id="iaa-kappa"><th>Cohen\'s kappa</th><td><span class="num">{kappa:.3f}', a)
         self.assertIn(f'<td><span class="num">{cohens_kappa(np.array([[2, 1], [0, 2]])).kappa:.3f}', a)
@@ -121,34 +137,58 @@ class ReportPageTests(TestCase):
     def test_it_shows_every_judge_number(self):
         j = section(self.get(), "judge")
         jr = re.sub(r'<a href="[^"]+">(\d+)</a>', r"<a>\1</a>", j)  # links are followed in their own test
-        self.assertIn("The judge agreed with gold on 11 of 14 claims; the annotators agreed with each other on "
-                      "12 of 14", text(j))
+        self.assertIn(
+            "The judge agreed with gold on 11 of 14 claims; the annotators agreed with each other on 12 of 14", text(j)
+        )
         self.assertIn("1 judge verdict failed the evidence guard", text(j))
         self.assertIn('1 gold claim without a judge verdict (row "none"); 0 judged claims still without gold', text(j))
-        cells = re.findall(r"judge=(\w+)&amp;gold=(\w+)&amp;version=\d+\">(\d+)</a> <small class=\"muted\">([\d.]+)",
-                           j)
-        self.assertEqual(sorted(cells), sorted([
-            ("supported", "supported", "9", "206.7"), ("supported", "non_assertive", "1", "10.0"),
-            ("unsupported", "supported", "1", "33.3"), ("unsupported", "contradicted", "1", "33.3"),
-            ("unsupported", "unsupported", "1", "33.3"), ("non_assertive", "non_assertive", "1", "33.3"),
-            ("none", "supported", "1", "10.0")]))
-        self.assertRegex(jr, r'id="judge-accuracy">.*?<span class="num">0.786</span> <span class="ci">\[.*?\]</span> '
-                            r'<span class="muted">11 of <a>14</a>; <a>3</a> disagree</span></td>'
-                            r'<td><span class="num">0.781</span></td>'
-                            r'<td><span class="num">0.786</span></td><td><span class="num">0.857</span>')
+        cells = re.findall(r"judge=(\w+)&amp;gold=(\w+)&amp;version=\d+\">(\d+)</a> <small class=\"muted\">([\d.]+)", j)
+        self.assertEqual(
+            sorted(cells),
+            sorted(
+                [
+                    ("supported", "supported", "9", "206.7"),
+                    ("supported", "non_assertive", "1", "10.0"),
+                    ("unsupported", "supported", "1", "33.3"),
+                    ("unsupported", "contradicted", "1", "33.3"),
+                    ("unsupported", "unsupported", "1", "33.3"),
+                    ("non_assertive", "non_assertive", "1", "33.3"),
+                    ("none", "supported", "1", "10.0"),
+                ]
+            ),
+        )
+        self.assertRegex(
+            jr,
+            r'id="judge-accuracy">.*?<span class="num">0.786</span> <span class="ci">\[.*?\]</span> '
+            r'<span class="muted">11 of <a>14</a>; <a>3</a> disagree</span></td>'
+            r'<td><span class="num">0.781</span></td>'
+            r'<td><span class="num">0.786</span></td><td><span class="num">0.857</span>',
+        )
         jt = np.array([[9, 0, 0, 1], [0, 0, 0, 0], [1, 1, 1, 0], [0, 0, 0, 1]])
         self.assertIn(f'id="judge-kappa"><th>Cohen\'s kappa</th><td><span class="num">{cohens_kappa(jt).kappa:.3f}', j)
         self.assertIn(f'id="judge-ac1"><th>Gwet\'s AC1</th><td><span class="num">{ac1(jt):.3f}', j)
-        self.assertRegex(j, r'id="prf-bad">.*?<td><span class="num">0.667</span></td><td><span class="num">1.000</span>'
-                            r'</td><td><span class="num">0.800</span>')
-        self.assertRegex(j, r'id="prf-supported">.*?<td><span class="num">0.900</span></td>'
-                            r'<td><span class="num">0.900</span>')
+        self.assertRegex(
+            j,
+            r'id="prf-bad">.*?<td><span class="num">0.667</span></td><td><span class="num">1.000</span>'
+            r'</td><td><span class="num">0.800</span>',
+        )
+        self.assertRegex(
+            j,
+            r'id="prf-supported">.*?<td><span class="num">0.900</span></td>'
+            r'<td><span class="num">0.900</span>',
+        )
         self.assertIn("the judge never said contradicted", j)
-        self.assertRegex(jr, r'<span class="num">0.750</span> <span class="ci">\[.*?\]</span> '
-                             r'<span class="muted">3 of <a>4</a>; <a>1</a> disagree</span></td>'
-                             r'<th>Population-weighted</th><td><span class="num">0.697')  # (33.3 + 33.3 + 10) / 110
-        self.assertRegex(j, r'Failing answers caught \(recall\)</th><td><span class="num">1.000</span></td><th>'
-                            r'Precision</th><td><span class="num">0.667')
+        self.assertRegex(
+            jr,
+            r'<span class="num">0.750</span> <span class="ci">\[.*?\]</span> '
+            r'<span class="muted">3 of <a>4</a>; <a>1</a> disagree</span></td>'
+            r'<th>Population-weighted</th><td><span class="num">0.697',
+        )  # (33.3 + 33.3 + 10) / 110
+        self.assertRegex(
+            j,
+            r'Failing answers caught \(recall\)</th><td><span class="num">1.000</span></td><th>'
+            r'Precision</th><td><span class="num">0.667',
+        )
         self.assertIn("offline-baseline [offline baseline] (15 verdicts)", j)
         self.assertIn(f'<option value="{self.k["latest"].id}" selected>', j)
 
@@ -158,8 +198,11 @@ class ReportPageTests(TestCase):
         p = fisher_exact([[2, 3], [0, 4]])[1]
         self.assertIn("0 / 4", t)
         self.assertIn("2 / 5", t)
-        self.assertIn(f"Change against the previous audit: 0.400 (Fisher&#x27;s exact test (two-sided; an "
-                      f"expected count is below 10), p = {p:.4f}). No significant change at the 5% level.", t)
+        self.assertIn(
+            f"Change against the previous audit: 0.400 (Fisher&#x27;s exact test (two-sided; an "
+            f"expected count is below 10), p = {p:.4f}). No significant change at the 5% level.",
+            t,
+        )
         self.assertIn("<svg", t)
         e = section(html, "effort")
         self.assertIn('id="hours">1.92</strong> over 10 submitted', e)  # 6900 s
@@ -218,8 +261,11 @@ class ReportPageTests(TestCase):
         self.assertEqual(drill_rows(self.get(url, judge="supported", gold="supported")), 9)
         html = self.get(url, disagree="annotators")  # A and B verdicts side by side
         self.assertEqual(drill_rows(html), 2)
-        self.assertIn('<td><span class="v-contradicted">contradicted</span></td><td><span class="v-unsupported">'
-                      "unsupported</span></td>", html)
+        self.assertIn(
+            '<td><span class="v-contradicted">contradicted</span></td><td><span class="v-unsupported">'
+            "unsupported</span></td>",
+            html,
+        )
         self.assertEqual(drill_rows(self.get(url, disagree="annotators", a="unsupported", b="supported")), 1)
 
     def test_it_links_every_count_to_a_list_of_that_many_rows(self):
@@ -228,10 +274,18 @@ class ReportPageTests(TestCase):
             links = re.findall(r'<a href="(/reports/\d+/(?:claims|answers)/\?[^"]+)">(\d+)</a>', page)
             self.assertGreater(len(links), 50)
             kinds = {re.sub(r"&amp;version=\d+", "", u).split("/")[-1] for u, _ in links}
-            for wanted in ("answers/?gold=fail", "answers/?gold=fail&amp;stratum=s1", "claims/?disagree=annotators",
-                           "claims/?either=unsupported", "claims/?guard=failed", "answers/?disagree=judge",
-                           "claims/?judge=supported&amp;gold=not_supported", "claims/?gold=bad&amp;judge=not_bad",
-                           "claims/?gold=contradicted&amp;scope=complete", "answers/?disagree=annotators"):
+            for wanted in (
+                "answers/?gold=fail",
+                "answers/?gold=fail&amp;stratum=s1",
+                "claims/?disagree=annotators",
+                "claims/?either=unsupported",
+                "claims/?guard=failed",
+                "answers/?disagree=judge",
+                "claims/?judge=supported&amp;gold=not_supported",
+                "claims/?gold=bad&amp;judge=not_bad",
+                "claims/?gold=contradicted&amp;scope=complete",
+                "answers/?disagree=annotators",
+            ):
                 self.assertIn(wanted.split("/")[-1], {k.split("/")[-1] for k in kinds}, wanted)
             for url, number in links:
                 html = self.get(html_unescape(url))
@@ -250,9 +304,14 @@ class ReportPageTests(TestCase):
         self.assertEqual(drill_rows(self.get(f"{self.url}claims/")), 15)
 
     def test_it_rejects_invalid_filters(self):
-        for path, params, word in (("claims/", {"judge": "maybe"}, "judge="), ("claims/", {"gold": "fail"}, "gold="),
-                                   ("claims/", {"stratum": "nope"}, "stratum="), ("answers/", {"gold": "bad"}, "gold="),
-                                   ("answers/", {"disagree": "x"}, "disagree="), ("claims/", {"guard": "1"}, "guard=")):
+        for path, params, word in (
+            ("claims/", {"judge": "maybe"}, "judge="),
+            ("claims/", {"gold": "fail"}, "gold="),
+            ("claims/", {"stratum": "nope"}, "stratum="),
+            ("answers/", {"gold": "bad"}, "gold="),
+            ("answers/", {"disagree": "x"}, "disagree="),
+            ("claims/", {"guard": "1"}, "guard="),
+        ):
             r = self.client.get(f"{self.url}{path}", params)
             self.assertContains(r, word, status_code=400)
             self.assertContains(r, "must be one of", status_code=400)
@@ -266,13 +325,15 @@ class ReportPageTests(TestCase):
         data = json.loads(self.client.get(f"{self.url}report.json").content)
         v = self.k["latest"].id
         self.assertEqual(data["faithfulness"]["fails_url"], f"{self.url}answers/?gold=fail&version={v}")
-        self.assertEqual(data["faithfulness"]["strata"][0]["fails_url"],
-                         f"{self.url}answers/?gold=fail&stratum=s1&version={v}")
+        self.assertEqual(
+            data["faithfulness"]["strata"][0]["fails_url"], f"{self.url}answers/?gold=fail&stratum=s1&version={v}"
+        )
         self.assertEqual(data["agreement"]["claims"]["disagree"], 2)
         self.assertEqual(data["judge"]["guard_failed_url"], f"{self.url}claims/?guard=failed&version={v}")
         cell = data["judge"]["matrix"]["rows"][2]["cells"][0]
-        self.assertEqual((cell["count"], cell["url"]), (1, f"{self.url}claims/?judge=unsupported&gold=supported"
-                                                            f"&version={v}"))
+        self.assertEqual(
+            (cell["count"], cell["url"]), (1, f"{self.url}claims/?judge=unsupported&gold=supported&version={v}")
+        )
         bad = data["judge"]["prf_rows"][0]
         self.assertEqual([bad[k] for k in ("class", "fp", "judge_total", "fn", "gold_total")], ["bad", 1, 3, 0, 2])
         self.assertEqual(drill_rows(self.get(bad["fp_url"])), 1)
@@ -291,8 +352,12 @@ class ReportPageTests(TestCase):
         ds = make_dataset("big")
         v = version("big-v")
         rows = KNOWN * 8
-        big = make_stratified_audit([make_answer(ds, external_id=f"b{i}", n_claims=3) for i in range(len(rows))],
-                                    [r[0] for r in rows], name="big", population={"s1": 500, "s2": 90})
+        big = make_stratified_audit(
+            [make_answer(ds, external_id=f"b{i}", n_claims=3) for i in range(len(rows))],
+            [r[0] for r in rows],
+            name="big",
+            population={"s1": 500, "s2": 90},
+        )
         label_audit(big, rows, v, users)
         counts = []
         for audit in (self.audit, big):
@@ -317,8 +382,12 @@ class ReportPageTests(TestCase):
 
     def test_it_keeps_the_drill_down_query_count_constant(self):
         big = self.big_audit()
-        for path, params in (("claims/", {"judge": "supported", "gold": "supported"}), ("claims/", {}),
-                             ("answers/", {"gold": "any"}), ("answers/", {"disagree": "annotators"})):
+        for path, params in (
+            ("claims/", {"judge": "supported", "gold": "supported"}),
+            ("claims/", {}),
+            ("answers/", {"gold": "any"}),
+            ("answers/", {"disagree": "annotators"}),
+        ):
             with CaptureQueriesContext(connection) as ctx:
                 self.get(f"{self.url}{path}", **params)
             with self.assertNumQueries(len(ctx)):
@@ -345,6 +414,7 @@ class ProvisionalNoiseFloorTests(TestCase):
         k = known_audit()
         self.client.force_login(make_user("lead", "lead"))
         html = self.client.get(f"/reports/{k['audit'].id}/").content.decode()
+
         def floor(html):
             return re.sub(r"\s+", " ", re.search(r'<p id="noise-floor"[^>]*>(.*?)</p>', html, re.S).group(1))
 
@@ -383,8 +453,9 @@ class DegenerateReportTests(TestCase):
         ann = make_user("solo", "annotator")
         for item in audit.items.all():  # only slot A labelled: no overlap
             asg = Assignment.objects.create(audit_answer=item, annotator=ann, slot="A", status="submitted")
-            Label.objects.bulk_create(Label(assignment=asg, claim=c, verdict="supported")
-                                      for c in item.answer.claims.all())
+            Label.objects.bulk_create(
+                Label(assignment=asg, claim=c, verdict="supported") for c in item.answer.claims.all()
+            )
         html, data = self.check(audit)
         self.assertEqual(data["coverage"]["answers_complete_gold"], 0)
         self.assertEqual(data["coverage"]["claims_labelled_twice"], 0)
@@ -396,8 +467,10 @@ class DegenerateReportTests(TestCase):
         users = [make_user("u1", "annotator"), make_user("u2", "annotator")]
         ds = make_dataset("weekly")
         v = version("weekly-v")
-        ok, bad = ("s1", ["supported"], ["supported"], ["supported"], ["supported"]), (
-            "s1", ["unsupported"], ["unsupported"], ["unsupported"], ["unsupported"])
+        ok, bad = (
+            ("s1", ["supported"], ["supported"], ["supported"], ["supported"]),
+            ("s1", ["unsupported"], ["unsupported"], ["unsupported"], ["unsupported"]),
+        )
         audits = []
         for week, rows in (("w1", [ok] * 30), ("w2", [ok] * 15 + [bad] * 15)):
             answers = [make_answer(ds, external_id=f"{week}-{i}", n_claims=1) for i in range(30)]
@@ -413,10 +486,15 @@ class DegenerateReportTests(TestCase):
 
     def test_it_reports_a_single_answer_with_one_verdict(self):
         users = [make_user("u1", "annotator"), make_user("u2", "annotator")]
-        audit = make_stratified_audit([make_answer(external_id="only", n_claims=3)], ["s1"], name="one",
-                                      population={"s1": 40})
-        label_audit(audit, [("s1", ["supported"] * 3, ["supported"] * 3, ["supported"] * 3, ["supported"] * 3)],
-                    version("one-v"), users)
+        audit = make_stratified_audit(
+            [make_answer(external_id="only", n_claims=3)], ["s1"], name="one", population={"s1": 40}
+        )
+        label_audit(
+            audit,
+            [("s1", ["supported"] * 3, ["supported"] * 3, ["supported"] * 3, ["supported"] * 3)],
+            version("one-v"),
+            users,
+        )
         html, data = self.check(audit)
         self.assertIn("not computable: both raters used a single verdict, so chance agreement is 1", html)
         self.assertIn("not computable: every label is the same verdict", html)

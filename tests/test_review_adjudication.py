@@ -24,11 +24,19 @@ class CrlfEvidenceTests(TestCase):
         shown = self.passage.text.replace("\r\n", "\n")  # what the browser's DOM holds and counts in
         start = shown.index("Paris")
         gold = services.gold_adjudicate(
-            self.audit, self.claim, user=self.adj, verdict="supported", evidence="new",
-            passage=str(self.passage.id), start=str(start), end=str(start + 5), reason="Passage 2 says so.",
-            expected_version=0)
+            self.audit,
+            self.claim,
+            user=self.adj,
+            verdict="supported",
+            evidence="new",
+            passage=str(self.passage.id),
+            start=str(start),
+            end=str(start + 5),
+            reason="Passage 2 says so.",
+            expected_version=0,
+        )
         self.assertEqual(gold.evidence_text, "Paris")
-        self.assertEqual(self.passage.text[gold.evidence_start:gold.evidence_end], "Paris")
+        self.assertEqual(self.passage.text[gold.evidence_start : gold.evidence_end], "Paris")
 
 
 class SameAnswerInAnotherAuditTests(TestCase):

@@ -17,8 +17,14 @@ MODELS = ["gpt-4", "claude", "llama"]
 
 
 def _pool(ds, n=600, **kw):
-    return bulk_answers(ds, n, meta=lambda i: {"model": MODELS[i % 3]} if i % 10 else {},
-                        length=lambda i: (i * 37) % 1200, claims=0, **kw)
+    return bulk_answers(
+        ds,
+        n,
+        meta=lambda i: {"model": MODELS[i % 3]} if i % 10 else {},
+        length=lambda i: (i * 37) % 1200,
+        claims=0,
+        **kw,
+    )
 
 
 def _sample(audit):
@@ -53,10 +59,12 @@ class StrataTests(TestCase):
         give_verdicts(new, answers[10:25], "supported")
         p = audit_preview(dataset=self.ds, strata_keys=["judge"], size=10)
         assert {r["stratum"]: r["population"] for r in p["design"]} == {
-            "judge=fail": 10, "judge=pass": 15, "judge=unjudged": 575}
+            "judge=fail": 10,
+            "judge=pass": 15,
+            "judge=unjudged": 575,
+        }
         assert p["judge_version_id"] == new.id  # the most recently created version with verdicts here
-        p = audit_preview(dataset=self.ds, strata_keys=["judge"], size=10,
-                          population_filter={"judge_version": old.id})
+        p = audit_preview(dataset=self.ds, strata_keys=["judge"], size=10, population_filter={"judge_version": old.id})
         assert {r["stratum"]: r["population"] for r in p["design"]} == {"judge=fail": 30, "judge=unjudged": 570}
 
     def test_it_filters_the_population(self):
@@ -165,8 +173,9 @@ class DrawTests(TestCase):
 
     def test_it_samples_everyone_when_the_stratum_is_smaller_than_its_allocation(self):
         bulk_answers(self.ds, 4, meta=lambda i: {"model": "tiny"}, claims=0, prefix="t")
-        audit = audit_create(name="a", dataset=self.ds, strata_keys=["meta.model"], size=40, seed=1,
-                             allocation_method="equal")
+        audit = audit_create(
+            name="a", dataset=self.ds, strata_keys=["meta.model"], size=40, seed=1, allocation_method="equal"
+        )
         tiny = audit.items.filter(stratum="meta.model=tiny")
         assert tiny.count() == 4 and {i.weight for i in tiny} == {1.0}
         assert audit.items.count() == 40

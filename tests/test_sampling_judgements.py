@@ -17,15 +17,20 @@ from tests.sampling_helpers import bulk_answers, give_verdicts, judge_version
 def _exists_outcomes(dataset, version):
     """The definition before AnswerJudgement: fail if any bad verdict, pass if any verdict, else unjudged."""
     verdicts = JudgeVerdict.objects.filter(claim__answer=OuterRef("pk"), judge_version=version)
-    outcome = Case(When(Exists(verdicts.filter(verdict__in=BAD_VERDICTS)), then=Value("fail")),
-                   When(Exists(verdicts), then=Value("pass")), default=Value("unjudged"), output_field=TextField())
+    outcome = Case(
+        When(Exists(verdicts.filter(verdict__in=BAD_VERDICTS)), then=Value("fail")),
+        When(Exists(verdicts), then=Value("pass")),
+        default=Value("unjudged"),
+        output_field=TextField(),
+    )
     return dict(Answer.objects.filter(dataset=dataset).annotate(o=outcome).values_list("external_id", "o"))
 
 
 def _table_outcomes(dataset, version):
     got = dict(AnswerJudgement.objects.filter(judge_version=version).values_list("answer__external_id", "outcome"))
-    return {a: got.get(a, "unjudged") for a in Answer.objects.filter(dataset=dataset).values_list("external_id",
-                                                                                               flat=True)}
+    return {
+        a: got.get(a, "unjudged") for a in Answer.objects.filter(dataset=dataset).values_list("external_id", flat=True)
+    }
 
 
 class AnswerJudgementTests(TestCase):
@@ -37,17 +42,32 @@ class AnswerJudgementTests(TestCase):
         Claim.objects.filter(answer=self.a[4]).delete()
         self.v, other = judge_version("v"), judge_version("other")
         claims = {a.pk: list(Claim.objects.filter(answer=a).order_by("position")) for a in self.a}
-        rows = [(0, 0, "supported"), (0, 1, "contradicted"), (1, 0, "supported"), (1, 1, "non_assertive"),
-                (2, 0, "non_assertive"), (2, 1, "non_assertive"), (6, 0, "unsupported")]
+        rows = [
+            (0, 0, "supported"),
+            (0, 1, "contradicted"),
+            (1, 0, "supported"),
+            (1, 1, "non_assertive"),
+            (2, 0, "non_assertive"),
+            (2, 1, "non_assertive"),
+            (6, 0, "unsupported"),
+        ]
         JudgeVerdict.objects.bulk_create(
             JudgeVerdict(claim=claims[self.a[i].pk][p], judge_version=self.v, raw_verdict=x, verdict=x)
-            for i, p, x in rows)
+            for i, p, x in rows
+        )
         give_verdicts(other, [self.a[5]], "contradicted")
 
     def test_it_derives_the_same_outcome_as_the_verdict_level_definition(self):
         assert judgements_sync(self.v.id) == "rebuilt"
-        expected = {"b0": "fail", "b1": "pass", "b2": "pass", "b3": "unjudged", "b4": "unjudged",
-                    "b5": "unjudged", "b6": "fail"}
+        expected = {
+            "b0": "fail",
+            "b1": "pass",
+            "b2": "pass",
+            "b3": "unjudged",
+            "b4": "unjudged",
+            "b5": "unjudged",
+            "b6": "fail",
+        }
         assert _exists_outcomes(self.ds, self.v) == expected
         assert _table_outcomes(self.ds, self.v) == expected
         assert judgements_sync(self.v.id) == "fresh"
@@ -69,20 +89,34 @@ class AnswerJudgementTests(TestCase):
         judgements_sync(self.v.id)
         qs = pop.population(self.ds)
         assert draw_mod.strata_counts(qs, ["judge"], self.v.id) == [
-            ("judge=fail", ("fail",), 2), ("judge=pass", ("pass",), 2), ("judge=unjudged", ("unjudged",), 3)]
+            ("judge=fail", ("fail",), 2),
+            ("judge=pass", ("pass",), 2),
+            ("judge=unjudged", ("unjudged",), 3),
+        ]
         by_model = {r[0]: r[2] for r in draw_mod.strata_counts(qs, ["meta.model", "judge"], self.v.id)}
-        assert by_model == {"meta.model=m0 | judge=fail": 2, "meta.model=m0 | judge=pass": 1,
-                            "meta.model=m0 | judge=unjudged": 1, "meta.model=m1 | judge=pass": 1,
-                            "meta.model=m1 | judge=unjudged": 2}
+        assert by_model == {
+            "meta.model=m0 | judge=fail": 2,
+            "meta.model=m0 | judge=pass": 1,
+            "meta.model=m0 | judge=unjudged": 1,
+            "meta.model=m1 | judge=pass": 1,
+            "meta.model=m1 | judge=unjudged": 2,
+        }
         flipped = {r[0]: r[2] for r in draw_mod.strata_counts(qs, ["judge", "meta.model"], self.v.id)}
         assert flipped == {" | ".join(reversed(k.split(" | "))): n for k, n in by_model.items()}
 
     def test_it_samples_from_verdicts_added_after_an_earlier_preview(self):
-        before = audit_preview(dataset=self.ds, strata_keys=["judge"], size=3,
-                               population_filter={"judge_version": self.v.id})
+        before = audit_preview(
+            dataset=self.ds, strata_keys=["judge"], size=3, population_filter={"judge_version": self.v.id}
+        )
         assert {r["stratum"]: r["population"] for r in before["design"]}["judge=fail"] == 2
         give_verdicts(self.v, [self.a[3], self.a[4]], "contradicted")  # a4 has no claims: stays unjudged
-        audit = audit_create(name="w1", dataset=self.ds, strata_keys=["judge"], size=7, seed=3,
-                             population_filter={"judge_version": self.v.id})
+        audit = audit_create(
+            name="w1",
+            dataset=self.ds,
+            strata_keys=["judge"],
+            size=7,
+            seed=3,
+            population_filter={"judge_version": self.v.id},
+        )
         strata = dict(audit.items.values_list("answer__external_id", "stratum"))
         assert strata["b3"] == "judge=fail" and strata["b4"] == "judge=unjudged" and strata["b2"] == "judge=pass"

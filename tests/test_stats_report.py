@@ -63,10 +63,13 @@ def test_it_reproduces_cohen_2x2():
     assert r3(ag.cohen_kappa(t)["value"]) == 0.400
 
 
-@pytest.mark.parametrize("table,kappa,ac1", [
-    ([[40, 9], [6, 45]], 0.6995, 0.7008),
-    ([[80, 10], [5, 5]], 0.3182, 0.808),
-])
+@pytest.mark.parametrize(
+    "table,kappa,ac1",
+    [
+        ([[40, 9], [6, 45]], 0.6995, 0.7008),
+        ([[80, 10], [5, 5]], 0.3182, 0.808),
+    ],
+)
 def test_it_reproduces_the_prevalence_paradox(table, kappa, ac1):
     assert ag.percent_agreement(table)["value"] == pytest.approx(0.85)
     assert r3(ag.cohen_kappa(table)["value"]) == r3(kappa)
@@ -80,8 +83,9 @@ def test_it_reproduces_gwet_3x3():
     assert r3(ag.gwet_ac1(t)["value"]) == 0.849
 
 
-@pytest.mark.parametrize("table", [[[20, 5], [10, 15]], [[40, 9], [6, 45]], [[80, 10], [5, 5]],
-                                   [[13, 0, 0], [0, 20, 7], [0, 4, 56]]])
+@pytest.mark.parametrize(
+    "table", [[[20, 5], [10, 15]], [[40, 9], [6, 45]], [[80, 10], [5, 5]], [[13, 0, 0], [0, 20, 7], [0, 4, 56]]]
+)
 def test_it_vectorised_bootstrap_statistics_equal_the_library_point_estimates(table):
     a, b, cats = pairs_from_table(table)
     batch = batch_stats(np.asarray([table], dtype=float))
@@ -117,8 +121,12 @@ def test_it_bootstraps_answers_not_claims():
 
 
 def test_it_says_why_agreement_is_not_computable():
-    one = ag.agreement([1, 1, 2], ["supported"] * 3, ["supported"] * 3, ag_cats := list(
-        ("supported", "contradicted", "unsupported", "non_assertive")))
+    one = ag.agreement(
+        [1, 1, 2],
+        ["supported"] * 3,
+        ["supported"] * 3,
+        ag_cats := list(("supported", "contradicted", "unsupported", "non_assertive")),
+    )
     assert one["percent_agreement"]["value"] == 1.0
     assert one["cohen_kappa"]["value"] is None and one["cohen_kappa"]["why"].startswith("not computable: ")
     assert one["krippendorff_alpha"]["value"] is None
@@ -169,14 +177,19 @@ def test_it_reproduces_the_two_proportion_test_and_the_fisher_fallback():
 
 
 def test_it_reproduces_the_stratified_estimate():
-    groups = [("supported", 9000, [1] * 95 + [0] * 5), ("unsupported", 700, [1] * 80 + [0] * 20),
-              ("contradicted", 300, [1] * 60 + [0] * 40)]
+    groups = [
+        ("supported", 9000, [1] * 95 + [0] * 5),
+        ("unsupported", 700, [1] * 80 + [0] * 20),
+        ("contradicted", 300, [1] * 60 + [0] * 40),
+    ]
     naive = sum(sum(v) for _, _, v in groups) / 300
     assert r3(naive) == 0.783
     est = fa.stratified_mean(groups)
     assert r3(est["value"]) == 0.929
-    var = sum((N / 10000) ** 2 * p * (1 - p) / 99 * (1 - 100 / N)
-              for (_, N, _), p in zip(groups, (0.95, 0.8, 0.6), strict=True))
+    var = sum(
+        (N / 10000) ** 2 * p * (1 - p) / 99 * (1 - 100 / N)
+        for (_, N, _), p in zip(groups, (0.95, 0.8, 0.6), strict=True)
+    )
     assert est["ci"] == pytest.approx([0.929 - 1.959964 * math.sqrt(var), 0.929 + 1.959964 * math.sqrt(var)])
 
 
@@ -201,8 +214,15 @@ def frame(rows):
 
 
 def test_it_computes_faithfulness_per_answer_and_per_stratum():
-    f = frame([("x", 100, 3, 0, 0, 1), ("x", 100, 2, 0, 1, 0), ("x", 100, 0, 0, 0, 2),
-               ("y", 20, 1, 1, 0, 0), ("y", 20, 4, 0, 0, 0)])
+    f = frame(
+        [
+            ("x", 100, 3, 0, 0, 1),
+            ("x", 100, 2, 0, 1, 0),
+            ("x", 100, 0, 0, 0, 2),
+            ("y", 20, 1, 1, 0, 0),
+            ("y", 20, 4, 0, 0, 0),
+        ]
+    )
     r = fa.faithfulness(f, seed=3)
     assert r["answers"] == 5 and r["fails"] == 2
     assert r["fail_rate"]["value"] == pytest.approx(0.4)
@@ -212,8 +232,13 @@ def test_it_computes_faithfulness_per_answer_and_per_stratum():
     # ratios: 1, 2/3, (no scored: excluded), 1/2, 1
     assert r["claim_ratio_mean"]["value"] == pytest.approx((1 + 2 / 3 + 0.5 + 1) / 4)
     assert r["claim_ratio_pooled"]["value"] == pytest.approx(10 / 12)
-    assert r["counts"] == {"n_supported": 10, "n_contradicted": 1, "n_unsupported": 1, "n_non_assertive": 3,
-                           "scored": 12}
+    assert r["counts"] == {
+        "n_supported": 10,
+        "n_contradicted": 1,
+        "n_unsupported": 1,
+        "n_non_assertive": 3,
+        "scored": 12,
+    }
     x, y = r["strata"]
     assert (x["fail_rate"]["value"], y["fail_rate"]["value"]) == pytest.approx((1 / 3, 1 / 2))
     assert r["weighted"]["fail_rate"]["value"] == pytest.approx(100 / 120 / 3 + 20 / 120 / 2)
@@ -240,7 +265,12 @@ def test_it_computes_effort_and_the_series():
     assert e["median_minutes"]["value"] == pytest.approx(12.5)
     assert e["projected_hours"]["value"] == pytest.approx(12.5 * 2 * 150 / 60)
     assert tr.effort([], 150)["median_minutes"]["why"] == "not computable: no submitted assignments"
-    s = tr.fail_rate_series([{"name": "w1", "fails": 30, "n": 400}, {"name": "w2", "fails": 0, "n": 0},
-                             {"name": "w3", "fails": 52, "n": 400}])
+    s = tr.fail_rate_series(
+        [
+            {"name": "w1", "fails": 30, "n": 400},
+            {"name": "w2", "fails": 0, "n": 0},
+            {"name": "w3", "fails": 52, "n": 400},
+        ]
+    )
     assert s[0]["change"]["value"] is None and s[1]["fail_rate"]["value"] is None
     assert s[2]["change"]["regression"] is True

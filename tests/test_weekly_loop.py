@@ -68,8 +68,11 @@ class WeeklyLoopTests(TestCase):
         self.lead.get("/import/")
         records = loop_records()
         upload = SimpleUploadedFile("week.jsonl", jsonl(records), content_type="application/jsonl")
-        r = self.lead.post("/import/", {"file": upload, "dataset": "", "new_dataset": "loop-ds",
-                                        "judge_name": "vendor-judge"}, htmx=True)
+        r = self.lead.post(
+            "/import/",
+            {"file": upload, "dataset": "", "new_dataset": "loop-ds", "judge_name": "vendor-judge"},
+            htmx=True,
+        )
         page = r.content.decode()
         self.assertIn("Imported week.jsonl into loop-ds", page)
         self.assertIn('<div class="stat">10</div>created', page)
@@ -87,8 +90,16 @@ class WeeklyLoopTests(TestCase):
         self.assertTrue(task.task_path.endswith("judge_run_task"))
         self.assertEqual(task.args_kwargs["args"][0], run_id)
         task.claim("weekly-loop-test")
-        Worker(queue_names=["*"], interval=0, batch=True, backend_name="default", startup_delay=False,
-               max_tasks=1, worker_id="weekly-loop-test", excluded_queue_names=[]).run_task(task)
+        Worker(
+            queue_names=["*"],
+            interval=0,
+            batch=True,
+            backend_name="default",
+            startup_delay=False,
+            max_tasks=1,
+            worker_id="weekly-loop-test",
+            excluded_queue_names=[],
+        ).run_task(task)
         task.refresh_from_db()
         self.assertEqual(task.status, "SUCCESSFUL", task.traceback)
         r = self.lead.get(f"/judge/runs/{run_id}/", expect=286, htmx=True)  # done: htmx stops polling
@@ -101,9 +112,21 @@ class WeeklyLoopTests(TestCase):
     # 3. Audit and assignment -------------------------------------------------------------------------
     def create_audit(self, dataset_id):
         self.lead.get("/audits/new/")
-        form = {"name": "2026-W10", "dataset": dataset_id, "size": 8, "strata": "meta.doc_type, judge",
-                "allocation": "proportional", "default_fail_rate": 0.2, "min_per_stratum": 1, "seed": 4242,
-                "meta_filters": "", "fail_rates": "", "created_from": "", "created_to": "", "judge_version": ""}
+        form = {
+            "name": "2026-W10",
+            "dataset": dataset_id,
+            "size": 8,
+            "strata": "meta.doc_type, judge",
+            "allocation": "proportional",
+            "default_fail_rate": 0.2,
+            "min_per_stratum": 1,
+            "seed": 4242,
+            "meta_filters": "",
+            "fail_rates": "",
+            "created_from": "",
+            "created_to": "",
+            "judge_version": "",
+        }
         preview = self.lead.post("/audits/new/", form, htmx=True).content.decode()
         self.assertIn("Population: <strong>10</strong> answers; sample: <strong>8</strong>", preview)
         self.assertIn("doc_type=faq", preview)
@@ -133,8 +156,9 @@ class WeeklyLoopTests(TestCase):
             self.assertNotIn('<mark class="evidence"', page)  # nothing marked before I attach evidence
             passages = {int(pk): text_of(t) for pk, t in PASSAGE.findall(page)}
             for claim_id, raw in CLAIM_ROW.findall(page):
-                self.label_claim(person, url, page, int(claim_id), text_of(raw.split(' <span class="tag">')[0]),
-                                 passages)
+                self.label_claim(
+                    person, url, page, int(claim_id), text_of(raw.split(' <span class="tag">')[0]), passages
+                )
             if me == "alice_annot" and submitted == 0:  # answer-level field: the omission flag
                 person.post(f"{url}answer/", {"field": "omission", "checked": "on"}, htmx=True)
             r = person.post(f"{url}submit/", {"seconds": 95}, htmx=True)
@@ -155,8 +179,9 @@ class WeeklyLoopTests(TestCase):
         if verdict in ("supported", "contradicted"):
             if span and (me == "alice_annot" or claim_id % 2 == 0):  # select the text and press e
                 pk, start, end, quote = span
-                row = person.post(save, {"passage": pk, "start": start, "end": end, "text": quote},
-                                  htmx=True).content.decode()
+                row = person.post(
+                    save, {"passage": pk, "start": start, "end": end, "text": quote}, htmx=True
+                ).content.decode()
                 self.assertIn("<blockquote>" + quote + "</blockquote>", row)
             else:  # no evidence selected: the note says why
                 person.post(save, {"note": f"{me}: no span to select for this verdict"}, htmx=True)
@@ -175,8 +200,15 @@ class WeeklyLoopTests(TestCase):
                 for s in secrets:
                     self.assertNotIn(s, page)
             answer_id = AuditAnswer.objects.filter(audit_id=audit_id).values_list("answer_id", flat=True)[0]
-            for url in (f"/reports/{audit_id}/", f"/reports/{audit_id}/report.json", f"/answers/{answer_id}/",
-                        "/judge/runs/", "/adjudicate/", f"/adjudicate/export/{audit_id}/", f"/audits/{audit_id}/"):
+            for url in (
+                f"/reports/{audit_id}/",
+                f"/reports/{audit_id}/report.json",
+                f"/answers/{answer_id}/",
+                "/judge/runs/",
+                "/adjudicate/",
+                f"/adjudicate/export/{audit_id}/",
+                f"/audits/{audit_id}/",
+            ):
                 person.get(url, expect=403)  # no URL leads an annotator to the judge or the other's labels
 
     # 6. Adjudicate -----------------------------------------------------------------------------------
@@ -195,9 +227,19 @@ class WeeklyLoopTests(TestCase):
                 verdict = self.labels[claim_id][who]
                 evidence = slot_of["alice_annot"].lower() if verdict == "supported" else "none"
                 form = re.search(rf'hx-post="({link}claims/{claim_id}/)".*?name="version" value="(\d+)"', page, re.S)
-                r = self.carol.post(form.group(1), {
-                    "version": form.group(2), "verdict": verdict, "evidence": evidence, "passage": "", "start": "",
-                    "end": "", "reason": f"Passage check: {verdict} (took {who})"}, htmx=True)
+                r = self.carol.post(
+                    form.group(1),
+                    {
+                        "version": form.group(2),
+                        "verdict": verdict,
+                        "evidence": evidence,
+                        "passage": "",
+                        "start": "",
+                        "end": "",
+                        "reason": f"Passage check: {verdict} (took {who})",
+                    },
+                    htmx=True,
+                )
                 self.assertIn("Saved gold (version 1)", r.content.decode())
                 gold[claim_id] = verdict
                 seen.append(claim_id)
@@ -212,18 +254,26 @@ class WeeklyLoopTests(TestCase):
         for cid, aid in Claim.objects.filter(id__in=gold).values_list("id", "answer_id"):
             claims_of.setdefault(aid, []).append(cid)
         fail = {it.answer_id: any(gold[c] in BAD for c in claims_of.get(it.answer_id, [])) for it in items}
-        by = {u: {it.answer_id: any(self.labels[c][u] in BAD for c in claims_of[it.answer_id]) for it in items}
-              for u in ("alice_annot", "bob_annot")}
+        by = {
+            u: {it.answer_id: any(self.labels[c][u] in BAD for c in claims_of[it.answer_id]) for it in items}
+            for u in ("alice_annot", "bob_annot")
+        }
         return {
-            "fails": sum(fail.values()), "n": len(items), "claims": len(gold), "fail": fail,
+            "fails": sum(fail.values()),
+            "n": len(items),
+            "claims": len(gold),
+            "fail": fail,
             "claim_agree": sum(v["alice_annot"] == v["bob_annot"] for v in self.labels.values()),
             "answer_agree": sum(by["alice_annot"][a] == by["bob_annot"][a] for a in fail),
             "judge_agree": sum(judge[c] == g for c, g in gold.items()),
         }
 
     def check_report(self, audit_id, run, items, gold):
-        judge = dict(JudgeVerdict.objects.filter(judge_version=run.judge_version, claim_id__in=gold)
-                     .values_list("claim_id", "verdict"))
+        judge = dict(
+            JudgeVerdict.objects.filter(judge_version=run.judge_version, claim_id__in=gold).values_list(
+                "claim_id", "verdict"
+            )
+        )
         self.assertEqual(set(judge), set(gold))
         e = self.expected(items, gold, judge)
         page = self.lead.get(f"/reports/{audit_id}/").content.decode()
@@ -237,8 +287,11 @@ class WeeklyLoopTests(TestCase):
         acc = section(page, "judge-accuracy")
         self.assertIn(f"{floatformat(e['judge_agree'] / e['claims'], 3)}", acc)
         self.assertIn(f"{e['judge_agree']} of {e['claims']}", acc)
-        self.assertIn(f"The judge agreed with gold on {e['judge_agree']} of {e['claims']} claims; the annotators "
-                      f"agreed with each other on {e['claim_agree']} of {e['claims']}", section(page, "noise-floor"))
+        self.assertIn(
+            f"The judge agreed with gold on {e['judge_agree']} of {e['claims']} claims; the annotators "
+            f"agreed with each other on {e['claim_agree']} of {e['claims']}",
+            section(page, "noise-floor"),
+        )
         r = self.lead.get(f"/reports/{audit_id}/report.json")
         self.assertIn("attachment", r["Content-Disposition"])
         data = json.loads(r.content)
@@ -266,9 +319,12 @@ class WeeklyLoopTests(TestCase):
         r = self.alice.post(f"/label/{a.pk}/claim/{claim.pk}/", {"verdict": "non_assertive"}, htmx=True, expect=409)
         self.assertIn("closed", r.content.decode())
         g = GoldLabel.objects.get(audit_id=audit_id, claim=claim)
-        r = self.carol.post(f"/adjudicate/{audit_id}/answers/{a.audit_answer_id}/claims/{claim.pk}/", {
-            "version": g.version, "verdict": "non_assertive", "evidence": "none", "reason": "too late"},
-            htmx=True, expect=409)
+        r = self.carol.post(
+            f"/adjudicate/{audit_id}/answers/{a.audit_answer_id}/claims/{claim.pk}/",
+            {"version": g.version, "verdict": "non_assertive", "evidence": "none", "reason": "too late"},
+            htmx=True,
+            expect=409,
+        )
         self.assertIn("closed", r.content.decode())
         self.assertEqual(GoldLabel.objects.get(pk=g.pk).verdict, gold[claim.pk])
         self.check_exports(audit_id, items, gold)
@@ -289,18 +345,30 @@ class WeeklyLoopTests(TestCase):
             self.assertEqual({r["provisional"] for r in rows}, {false})
         answers = list(csv.DictReader(io.StringIO(self.export(audit_id, "csv", level="answer").decode())))
         external = dict(Answer.objects.filter(id__in=self.expect["fail"]).values_list("external_id", "id"))
-        self.assertEqual({r["answer_id"]: r["gold_pass"] == "false" for r in answers},
-                         {x: self.expect["fail"][pk] for x, pk in external.items()})
+        self.assertEqual(
+            {r["answer_id"]: r["gold_pass"] == "false" for r in answers},
+            {x: self.expect["fail"][pk] for x, pk in external.items()},
+        )
 
     def reopen_and_history(self, audit_id, items, disputed):
         detail = f"/audits/{audit_id}/"
-        self.lead.post(f"/adjudicate/{audit_id}/reopen/", {"reason": "Recheck the Model 3 answers", "next": detail},
-                       expect=302)
+        self.lead.post(
+            f"/adjudicate/{audit_id}/reopen/", {"reason": "Recheck the Model 3 answers", "next": detail}, expect=302
+        )
         self.assertIn("Adjudication", self.lead.get(detail).content.decode())
         reopened = self.lead.get(f"/adjudicate/export/{audit_id}/", data={"format": "jsonl"}).content.decode()
         self.assertEqual({json.loads(line)["provisional"] for line in reopened.splitlines()}, {True})
         item = AuditAnswer.objects.get(audit_id=audit_id, answer__claims=disputed[0])
         history = text_of(self.lead.get(f"/adjudicate/{audit_id}/answers/{item.pk}/history/").content.decode())
-        for event in ("Label: save", "Gold label: adjudicated", "Audit: closed", "Audit: reopened",
-                      "Recheck the Model 3 answers", "alice_annot", "bob_annot", "carol_adj", "lena_lead"):
+        for event in (
+            "Label: save",
+            "Gold label: adjudicated",
+            "Audit: closed",
+            "Audit: reopened",
+            "Recheck the Model 3 answers",
+            "alice_annot",
+            "bob_annot",
+            "carol_adj",
+            "lena_lead",
+        ):
             self.assertIn(event, history)

@@ -71,8 +71,10 @@ class PageTests(WorkspaceTestCase):
         self.label_all()
         self.client.post(self.url(what="submit/"))
         [row] = annotator_audits(self.ann)
-        self.assertEqual((row["audit"], row["total"], row["submitted"], row["next_assignment_id"]),
-                         (self.audit, 3, 1, self.mine[1].pk))
+        self.assertEqual(
+            (row["audit"], row["total"], row["submitted"], row["next_assignment_id"]),
+            (self.audit, 3, 1, self.mine[1].pk),
+        )
         r = self.client.get("/")
         self.assertContains(r, "1 of 3 answers submitted")
         self.assertContains(r, f'href="/label/{self.mine[1].pk}/"')
@@ -90,8 +92,10 @@ class SaveTests(WorkspaceTestCase):
         self.a.refresh_from_db()
         self.assertEqual(self.a.status, Assignment.Status.STARTED)
         ev = HistoryEvent.objects.get(kind="label")
-        self.assertEqual((ev.action, ev.user, ev.claim, ev.old, ev.new),
-                         ("save", self.ann, c, {"verdict": ""}, {"verdict": "unsupported"}))
+        self.assertEqual(
+            (ev.action, ev.user, ev.claim, ev.old, ev.new),
+            ("save", self.ann, c, {"verdict": ""}, {"verdict": "unsupported"}),
+        )
 
     def test_it_is_idempotent_under_double_clicks(self):
         c = self.claims[0]
@@ -108,8 +112,10 @@ class SaveTests(WorkspaceTestCase):
         self.save(c, {"flag": "needs_context", "checked": "1"})
         self.save(c, {"flag": "not_atomic"})  # an unchecked checkbox sends no value
         label = Label.objects.get(assignment=self.a, claim=c)
-        self.assertEqual((label.verdict, label.note, label.flag_needs_context, label.flag_not_atomic),
-                         ("contradicted", "says 1999, passage says 2001", True, False))
+        self.assertEqual(
+            (label.verdict, label.note, label.flag_needs_context, label.flag_not_atomic),
+            ("contradicted", "says 1999, passage says 2001", True, False),
+        )
         r = self.client.get(self.url())
         self.assertContains(r, "says 1999, passage says 2001</textarea>")
         self.assertContains(r, 'data-verdict="contradicted" data-version="3" data-flags="needs_context"')
@@ -119,15 +125,18 @@ class SaveTests(WorkspaceTestCase):
         r = self.save(c, {"verdict": "supported", **evidence_post(p, "Paris is the capital of France")})
         label = Label.objects.get(assignment=self.a, claim=c)
         self.assertEqual((label.evidence_passage, label.evidence_text), (p, "Paris is the capital of France"))
-        self.assertEqual(p.text[label.evidence_start:label.evidence_end], label.evidence_text)
+        self.assertEqual(p.text[label.evidence_start : label.evidence_end], label.evidence_text)
         self.assertContains(r, f'<article class="passage" id="passage-{p.pk}" hx-swap-oob="true">')
         self.assertContains(r, f'<mark class="evidence" data-claims="{c.pk}"')
         page = self.client.get(self.url())
-        self.assertContains(page, f'<mark class="evidence" data-claims="{c.pk}" title="Evidence for claim 1">'
-                                  "Paris is the capital of France</mark>")
+        self.assertContains(
+            page,
+            f'<mark class="evidence" data-claims="{c.pk}" title="Evidence for claim 1">'
+            "Paris is the capital of France</mark>",
+        )
         r = self.save(c, {"evidence": "clear"})
         self.assertIsNone(Label.objects.get(assignment=self.a, claim=c).evidence_passage_id)
-        self.assertNotContains(r, "<mark class=\"evidence\"")
+        self.assertNotContains(r, '<mark class="evidence"')
 
     def test_it_refuses_evidence_that_does_not_match_the_passage(self):
         c, p = self.claims[0], passage_of(self.a)
@@ -152,7 +161,7 @@ class SaveTests(WorkspaceTestCase):
         r = self.save(self.claims[0], {"passage": p.pk, "start": start, "end": start + len(quote), "text": quote})
         self.assertEqual(r.status_code, 200)
         label = Label.objects.get(assignment=self.a)
-        self.assertEqual(p.text[label.evidence_start:label.evidence_end], "Paris is big.\r\nEnd")
+        self.assertEqual(p.text[label.evidence_start : label.evidence_end], "Paris is big.\r\nEnd")
 
     def test_it_shows_an_inline_message_when_evidence_is_missing(self):
         c = self.claims[0]

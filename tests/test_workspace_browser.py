@@ -29,8 +29,14 @@ SELECT_IN_PASSAGE = """([position, needle]) => {
 def console_errors(page):
     """Console errors, which is where Chromium reports Content-Security-Policy violations."""
     errors = []
-    page.on("console", lambda msg: errors.append((msg.text, msg.location.get("url")))
-            if msg.type == "error" and "favicon" not in msg.location.get("url", "") else None)
+    page.on(
+        "console",
+        lambda msg: (
+            errors.append((msg.text, msg.location.get("url")))
+            if msg.type == "error" and "favicon" not in msg.location.get("url", "")
+            else None
+        ),
+    )
     return errors
 
 
@@ -136,7 +142,7 @@ def test_it_runs_no_script_from_answer_or_passage_text(live_server, page, login,
     audit, mine = make_assigned_audit(ann, n_answers=1)
     answer = mine[0].audit_answer.answer
     answer.question = "<script>window.pwned=1</script>Where?"
-    answer.text = '<img src=x onerror="window.pwned=2;document.title=\'pwned\'"> Paris.'
+    answer.text = "<img src=x onerror=\"window.pwned=2;document.title='pwned'\"> Paris."
     answer.save()
     answer.claims.update(text='<img src=x onerror="window.pwned=3">')
     answer.passages.update(text="<script>document.title='pwned'</script><b onmouseover=alert(1)>x</b>")
@@ -210,8 +216,9 @@ def test_it_builds_each_rows_controls_from_the_shared_template(live_server, page
     assert page.js_errors == []
 
 
-def test_it_opens_the_shortcut_list_at_its_top_and_leaves_room_for_the_status_at_1280(live_server, page, login,
-                                                                                        transactional_db):
+def test_it_opens_the_shortcut_list_at_its_top_and_leaves_room_for_the_status_at_1280(
+    live_server, page, login, transactional_db
+):
     ann = make_user("ann", "annotator")
     audit, mine = make_assigned_audit(ann, n_answers=2, n_claims=2)
     login(page, ann)

@@ -16,8 +16,9 @@ ODD_TEXT = "Ça va\u00a0? L\u2019été 🌞 est chaud! «\u00a0Fin\u00a0» ici.\
 
 
 def add_odd_passage(answer, position):
-    return Passage.objects.create(answer=answer, position=position, external_id=f"passage {position + 1}",
-                                  source="test", text=ODD_TEXT)
+    return Passage.objects.create(
+        answer=answer, position=position, external_id=f"passage {position + 1}", source="test", text=ODD_TEXT
+    )
 
 
 def status(page):
@@ -32,7 +33,7 @@ def press_verdict(page, claim, key, verdict):
 def assert_evidence(row, passage, text):
     assert row.evidence_passage_id == passage.pk
     assert row.evidence_text == text
-    assert passage.text[row.evidence_start:row.evidence_end] == text
+    assert passage.text[row.evidence_start : row.evidence_end] == text
 
 
 def test_it_attaches_sentences_as_evidence_with_the_keyboard_only(live_server, page, login, transactional_db):
@@ -92,12 +93,15 @@ def test_it_prefers_a_real_selection_over_the_cursor(live_server, page, login, t
     login(page, ann)
     page.goto(f"{live_server.url}/label/{mine[0].pk}/")
     page.keyboard.press(".")
-    page.evaluate("""(pid) => {
+    page.evaluate(
+        """(pid) => {
         const node = document.querySelector(`[data-passage="${pid}"]`).firstChild;
         const i = node.data.indexOf("capital of France"), r = document.createRange();
         r.setStart(node, i); r.setEnd(node, i + 17);
         getSelection().removeAllRanges(); getSelection().addRange(r);
-    }""", p1.pk)
+    }""",
+        p1.pk,
+    )
     press_verdict(page, claim, "1", "supported")
     page.keyboard.press("e")
     page.wait_for_selector(f"#claim-{claim.pk} blockquote")
@@ -107,8 +111,12 @@ def test_it_prefers_a_real_selection_over_the_cursor(live_server, page, login, t
 def test_it_takes_the_sentence_cursor_as_gold_evidence(live_server, page, login, transactional_db):
     ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
     adj = make_user("adj", "adjudicator")
-    audit = build_audit(ann1, ann2, n_answers=1,
-                        verdicts=lambda i, pos, slot: "unsupported" if pos == 0 and slot == "B" else "supported")
+    audit = build_audit(
+        ann1,
+        ann2,
+        n_answers=1,
+        verdicts=lambda i, pos, slot: "unsupported" if pos == 0 and slot == "B" else "supported",
+    )
     submit_all(audit)
     item = AuditAnswer.objects.get(audit=audit)
     odd = add_odd_passage(item.answer, 3)

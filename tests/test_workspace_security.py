@@ -26,9 +26,12 @@ class AccessTests(TestCase):
     def test_it_returns_404_for_another_annotators_assignment(self):
         t = self.theirs.pk
         self.assertEqual(self.client.get(f"/label/{t}/").status_code, 404)
-        for url, data in [(f"/label/{t}/claim/{self.claim.pk}/", {"verdict": "supported"}),
-                          (f"/label/{t}/answer/", {"note": "x"}), (f"/label/{t}/submit/", {}),
-                          (f"/label/{t}/time/", {"seconds": 10})]:
+        for url, data in [
+            (f"/label/{t}/claim/{self.claim.pk}/", {"verdict": "supported"}),
+            (f"/label/{t}/answer/", {"note": "x"}),
+            (f"/label/{t}/submit/", {}),
+            (f"/label/{t}/time/", {"seconds": 10}),
+        ]:
             self.assertEqual(self.client.post(url, data, headers=HX).status_code, 404, url)
             self.assertEqual(self.client.get(url).status_code, 404, url)
         self.assertFalse(Label.objects.exists())
@@ -70,19 +73,35 @@ class BlindnessTests(TestCase):
         claims = list(a.audit_answer.answer.claims.all())
         version = JudgeVersion.objects.create(kind="offline", name="judge-x", content_hash="h" * 64)
         for c in claims:
-            JudgeVerdict.objects.create(claim=c, judge_version=version, raw_verdict="contradicted",
-                                        verdict="contradicted", evidence=JUDGE_QUOTE, reason=JUDGE_SECRET,
-                                        passage_external_id="passage 1")
+            JudgeVerdict.objects.create(
+                claim=c,
+                judge_version=version,
+                raw_verdict="contradicted",
+                verdict="contradicted",
+                evidence=JUDGE_QUOTE,
+                reason=JUDGE_SECRET,
+                passage_external_id="passage 1",
+            )
         theirs = Assignment.objects.get(audit_answer=a.audit_answer, annotator=other)
         p = passage_of(a)
-        Label.objects.create(assignment=theirs, claim=claims[0], verdict="contradicted", note=OTHER_NOTE,
-                             evidence_passage=p, evidence_start=0, evidence_end=9, evidence_text=p.text[:9])
+        Label.objects.create(
+            assignment=theirs,
+            claim=claims[0],
+            verdict="contradicted",
+            note=OTHER_NOTE,
+            evidence_passage=p,
+            evidence_start=0,
+            evidence_end=9,
+            evidence_text=p.text[:9],
+        )
         theirs.note = OTHER_NOTE
         theirs.save()
         client = Client()
         client.force_login(ann)
         responses = [
-            client.get(f"/label/{a.pk}/"), client.get(f"/label/queue/{audit.pk}/"), client.get("/"),
+            client.get(f"/label/{a.pk}/"),
+            client.get(f"/label/queue/{audit.pk}/"),
+            client.get("/"),
             client.post(f"/label/{a.pk}/claim/{claims[0].pk}/", {"verdict": "supported"}, headers=HX),
             client.post(f"/label/{a.pk}/claim/{claims[0].pk}/", evidence_post(p, "Paris"), headers=HX),
             client.post(f"/label/{a.pk}/answer/", {"note": "mine"}, headers=HX),
@@ -94,8 +113,10 @@ class BlindnessTests(TestCase):
             for secret in (JUDGE_SECRET, JUDGE_QUOTE, OTHER_NOTE, other.username, "judge-x"):
                 self.assertNotIn(secret, html, f"{secret} leaked into {r.request['PATH_INFO']}")
         # Only the annotator's own evidence is marked: the other label's mark (0-9) is absent.
-        self.assertNotIn(f'data-claims="{claims[0].pk}" title="Evidence for claim 1">{p.text[:9]}</mark>',
-                         responses[0].content.decode())
+        self.assertNotIn(
+            f'data-claims="{claims[0].pk}" title="Evidence for claim 1">{p.text[:9]}</mark>',
+            responses[0].content.decode(),
+        )
 
 
 class EscapingTests(TestCase):
@@ -138,10 +159,20 @@ class QueryCountTests(TestCase):
                 Label.objects.create(assignment=a, claim=c, verdict="unsupported", note="n")
             Assignment.objects.filter(pk=a.pk).update(status="started")
             pages.append(self.count(lambda a=a: self.client.get(f"/label/{a.pk}/")))
-            saves.append(self.count(lambda a=a, c=claims[-1]: self.client.post(
-                f"/label/{a.pk}/claim/{c.pk}/", {"verdict": "supported"}, headers=HX)))
-            evidence.append(self.count(lambda a=a, c=claims[-1]: self.client.post(
-                f"/label/{a.pk}/claim/{c.pk}/", evidence_post(passage_of(a, 2), "Paris"), headers=HX)))
+            saves.append(
+                self.count(
+                    lambda a=a, c=claims[-1]: self.client.post(
+                        f"/label/{a.pk}/claim/{c.pk}/", {"verdict": "supported"}, headers=HX
+                    )
+                )
+            )
+            evidence.append(
+                self.count(
+                    lambda a=a, c=claims[-1]: self.client.post(
+                        f"/label/{a.pk}/claim/{c.pk}/", evidence_post(passage_of(a, 2), "Paris"), headers=HX
+                    )
+                )
+            )
             queues.append(self.count(lambda a=a: self.client.get(f"/label/queue/{a.audit_answer.audit_id}/")))
         self.assertEqual(pages[0], pages[1])
         self.assertEqual(saves[0], saves[1])

@@ -32,8 +32,11 @@ from annotations.models import Assignment, Label
 from audit.models import AuditAnswer, Verdict
 
 FLIP_RATE = 0.10
-FLIP = {Verdict.SUPPORTED: Verdict.UNSUPPORTED, Verdict.UNSUPPORTED: Verdict.SUPPORTED,
-        Verdict.CONTRADICTED: Verdict.UNSUPPORTED}
+FLIP = {
+    Verdict.SUPPORTED: Verdict.UNSUPPORTED,
+    Verdict.UNSUPPORTED: Verdict.SUPPORTED,
+    Verdict.CONTRADICTED: Verdict.UNSUPPORTED,
+}
 NOTE = "Demo label derived from RAGTruth human spans (no evidence span in the source data)."
 
 
@@ -41,8 +44,11 @@ def human_verdict(claim, spans):
     """The verdict RAGTruth's spans give a claim (see the module docstring)."""
     if claim.span_start is None or claim.span_end is None:
         return Verdict.SUPPORTED
-    overlapping = [s.get("label_type", "") for s in spans
-                   if isinstance(s, dict) and s.get("start", 0) < claim.span_end and claim.span_start < s.get("end", 0)]
+    overlapping = [
+        s.get("label_type", "")
+        for s in spans
+        if isinstance(s, dict) and s.get("start", 0) < claim.span_end and claim.span_start < s.get("end", 0)
+    ]
     if any("Conflict" in t for t in overlapping):
         return Verdict.CONTRADICTED
     if any("Baseless" in t for t in overlapping):
@@ -62,16 +68,22 @@ def _seconds(answer_external_id, slot, n_claims):
 
 def demo_labels_load(audit, fraction=0.6):
     """Fill and submit both assignments of the first `fraction` of the audit's answers; returns their count."""
-    items = list(AuditAnswer.objects.filter(audit=audit).select_related("answer", "audit").order_by("position")
-                 .prefetch_related("answer__claims", "assignments"))
-    items = items[:math.floor(len(items) * fraction + 0.5)]
+    items = list(
+        AuditAnswer.objects.filter(audit=audit)
+        .select_related("answer", "audit")
+        .order_by("position")
+        .prefetch_related("answer__claims", "assignments")
+    )
+    items = items[: math.floor(len(items) * fraction + 0.5)]
     now = timezone.now()
     with transaction.atomic():
         for item in items:
             assignments = {a.slot: a for a in item.assignments.all()}
             if set(assignments) != {"A", "B"}:
-                raise ValueError(f"Answer {item.answer.external_id} of {audit.name} needs two assignments (A and B) "
-                                 "before demo labels can be loaded: assign the audit first.")
+                raise ValueError(
+                    f"Answer {item.answer.external_id} of {audit.name} needs two assignments (A and B) "
+                    "before demo labels can be loaded: assign the audit first."
+                )
             if all(a.status == Assignment.Status.SUBMITTED for a in assignments.values()):
                 continue  # loaded before (or labelled by people): leave it
             _fill(item, assignments, now)
@@ -88,14 +100,24 @@ def _fill(item, assignments, now):
             verdict = human_verdict(claim, spans)
             if slot == "B":
                 verdict = perturbed_verdict(verdict, answer.external_id, claim.position)
-            Label.objects.update_or_create(assignment=assignment, claim=claim,
-                                           defaults={"verdict": verdict, "note": NOTE})
+            Label.objects.update_or_create(
+                assignment=assignment, claim=claim, defaults={"verdict": verdict, "note": NOTE}
+            )
         seconds = _seconds(answer.external_id, slot, len(claims))
         assignment.status, assignment.is_demo, assignment.active_seconds = Assignment.Status.SUBMITTED, True, seconds
         assignment.started_at, assignment.submitted_at = now - timedelta(seconds=seconds), now
         assignment.save()
         # No user: nobody did this; the annotator the demo labels stand for is named in the new value.
-        history.record(item.audit, kind="assignment", action="demo_submitted", answer=answer,
-                       new={"slot": slot, "annotator": assignment.annotator.username, "claims": len(claims),
-                            "active_seconds": seconds},
-                       reason="Demo labels derived from RAGTruth human spans.")
+        history.record(
+            item.audit,
+            kind="assignment",
+            action="demo_submitted",
+            answer=answer,
+            new={
+                "slot": slot,
+                "annotator": assignment.annotator.username,
+                "claims": len(claims),
+                "active_seconds": seconds,
+            },
+            reason="Demo labels derived from RAGTruth human spans.",
+        )

@@ -21,23 +21,58 @@ from audit.models import AuditAnswer, Claim, Verdict
 
 LEVELS = ("claim", "answer")
 FORMATS = ("csv", "jsonl", "parquet")
-CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8",
-                 "parquet": "application/vnd.apache.parquet"}
+CONTENT_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "jsonl": "application/x-ndjson; charset=utf-8",
+    "parquet": "application/vnd.apache.parquet",
+}
 S, INT, F, B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 CLAIM_COLUMNS = [
-    ("audit", S), ("answer_id", S), ("claim_id", INT), ("position", INT), ("claim_text", S), ("gold_verdict", S),
-    ("gold_evidence", S), ("gold_passage_id", S), ("gold_source", S), ("adjudicator", S), ("reason", S),
-    ("annotator_a_id", S), ("annotator_a_verdict", S), ("annotator_a_evidence", S),
-    ("annotator_b_id", S), ("annotator_b_verdict", S), ("annotator_b_evidence", S),
-    ("judge_verdict", S), ("judge_raw_verdict", S), ("judge_evidence", S), ("judge_passage_id", S),
-    ("judge_guard_passed", B), ("judge_version", S), ("stratum", S), ("inclusion_probability", F), ("weight", F),
+    ("audit", S),
+    ("answer_id", S),
+    ("claim_id", INT),
+    ("position", INT),
+    ("claim_text", S),
+    ("gold_verdict", S),
+    ("gold_evidence", S),
+    ("gold_passage_id", S),
+    ("gold_source", S),
+    ("adjudicator", S),
+    ("reason", S),
+    ("annotator_a_id", S),
+    ("annotator_a_verdict", S),
+    ("annotator_a_evidence", S),
+    ("annotator_b_id", S),
+    ("annotator_b_verdict", S),
+    ("annotator_b_evidence", S),
+    ("judge_verdict", S),
+    ("judge_raw_verdict", S),
+    ("judge_evidence", S),
+    ("judge_passage_id", S),
+    ("judge_guard_passed", B),
+    ("judge_version", S),
+    ("stratum", S),
+    ("inclusion_probability", F),
+    ("weight", F),
     ("provisional", B),
 ]
 ANSWER_COLUMNS = [
-    ("audit", S), ("answer_id", S), ("question", S), ("stratum", S), ("weight", F), ("inclusion_probability", F),
-    ("gold_pass", B), ("claims", INT), ("supported", INT), ("contradicted", INT), ("unsupported", INT),
+    ("audit", S),
+    ("answer_id", S),
+    ("question", S),
+    ("stratum", S),
+    ("weight", F),
+    ("inclusion_probability", F),
+    ("gold_pass", B),
+    ("claims", INT),
+    ("supported", INT),
+    ("contradicted", INT),
+    ("unsupported", INT),
     ("non_assertive", INT),
-    ("no_gold", INT), ("faithfulness_ratio", F), ("omission", B), ("provisional", B),
+    ("no_gold", INT),
+    ("faithfulness_ratio", F),
+    ("omission", B),
+    ("provisional", B),
 ]
 SCORED = (Verdict.SUPPORTED, Verdict.CONTRADICTED, Verdict.UNSUPPORTED)
 
@@ -48,28 +83,60 @@ def pseudonym(user_id):
 
 
 def _parts(audit, names):
-    items = list(AuditAnswer.objects.filter(audit=audit).order_by("position").values(
-        "id", "answer_id", "answer__external_id", "answer__question", "stratum", "inclusion_probability", "weight"))
+    items = list(
+        AuditAnswer.objects.filter(audit=audit)
+        .order_by("position")
+        .values(
+            "id", "answer_id", "answer__external_id", "answer__question", "stratum", "inclusion_probability", "weight"
+        )
+    )
     claims = {}
-    for c in Claim.objects.filter(answer__audit_items__audit=audit).order_by("position").values(
-            "id", "answer_id", "position", "text"):
+    for c in (
+        Claim.objects.filter(answer__audit_items__audit=audit)
+        .order_by("position")
+        .values("id", "answer_id", "position", "text")
+    ):
         claims.setdefault(c["answer_id"], []).append(c)
-    gold = {g["claim_id"]: g for g in GoldLabel.objects.filter(audit=audit).values(
-        "claim_id", "verdict", "evidence_text", "evidence_passage__external_id", "source", "adjudicator_id",
-        "adjudicator__username", "reason")}
+    gold = {
+        g["claim_id"]: g
+        for g in GoldLabel.objects.filter(audit=audit).values(
+            "claim_id",
+            "verdict",
+            "evidence_text",
+            "evidence_passage__external_id",
+            "source",
+            "adjudicator_id",
+            "adjudicator__username",
+            "reason",
+        )
+    }
     for g in gold.values():
         g["who"] = g["adjudicator__username"] if names else g["adjudicator_id"] and pseudonym(g["adjudicator_id"])
     people = {}
     for a in Assignment.objects.filter(audit_answer__audit=audit).values(
-            "audit_answer_id", "slot", "annotator_id", "annotator__username", "status", "omission"):
+        "audit_answer_id", "slot", "annotator_id", "annotator__username", "status", "omission"
+    ):
         a["who"] = a["annotator__username"] if names else pseudonym(a["annotator_id"])
         people[(a["audit_answer_id"], a["slot"])] = a
-    labels = {(lb["assignment__audit_answer_id"], lb["assignment__slot"], lb["claim_id"]): lb for lb in
-              Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status="submitted").values(
-                  "claim_id", "verdict", "evidence_text", "assignment__slot", "assignment__audit_answer_id")}
-    judge = latest_judge_verdicts({"claim__answer__audit_items__audit": audit}, fields=(
-        "claim_id", "verdict", "raw_verdict", "evidence", "passage_external_id", "guard_passed",
-        "judge_version__name", "judge_version__content_hash"))
+    labels = {
+        (lb["assignment__audit_answer_id"], lb["assignment__slot"], lb["claim_id"]): lb
+        for lb in Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status="submitted").values(
+            "claim_id", "verdict", "evidence_text", "assignment__slot", "assignment__audit_answer_id"
+        )
+    }
+    judge = latest_judge_verdicts(
+        {"claim__answer__audit_items__audit": audit},
+        fields=(
+            "claim_id",
+            "verdict",
+            "raw_verdict",
+            "evidence",
+            "passage_external_id",
+            "guard_passed",
+            "judge_version__name",
+            "judge_version__content_hash",
+        ),
+    )
     return items, claims, gold, people, labels, judge
 
 
@@ -79,16 +146,35 @@ def claim_rows(audit, *, names=False):
     for it in items:
         for c in claims.get(it["answer_id"], []):
             g, j = gold.get(c["id"], {}), judge.get(c["id"], {})
-            row = [audit.name, it["answer__external_id"], c["id"], c["position"], c["text"], g.get("verdict"),
-                   g.get("evidence_text"), g.get("evidence_passage__external_id"), g.get("source"),
-                   g.get("who"), g.get("reason")]
+            row = [
+                audit.name,
+                it["answer__external_id"],
+                c["id"],
+                c["position"],
+                c["text"],
+                g.get("verdict"),
+                g.get("evidence_text"),
+                g.get("evidence_passage__external_id"),
+                g.get("source"),
+                g.get("who"),
+                g.get("reason"),
+            ]
             for slot in "AB":
                 lb = labels.get((it["id"], slot, c["id"]), {})
                 row += [people.get((it["id"], slot), {}).get("who"), lb.get("verdict"), lb.get("evidence_text")]
             version = f"{j['judge_version__name']}@{j['judge_version__content_hash'][:12]}" if j else None
-            row += [j.get("verdict"), j.get("raw_verdict"), j.get("evidence"), j.get("passage_external_id"),
-                    j.get("guard_passed"), version, it["stratum"], it["inclusion_probability"], it["weight"],
-                    provisional]
+            row += [
+                j.get("verdict"),
+                j.get("raw_verdict"),
+                j.get("evidence"),
+                j.get("passage_external_id"),
+                j.get("guard_passed"),
+                version,
+                it["stratum"],
+                it["inclusion_probability"],
+                it["weight"],
+                provisional,
+            ]
             out.append(row)
     return out
 
@@ -105,10 +191,26 @@ def answer_rows(audit, *, names=False):
         # Undecided while a claim still lacks gold and none is bad yet; no scored claim at all passes.
         gold_pass = False if bad else (None if no_gold else True)
         omission = any(people.get((it["id"], s), {}).get("omission") for s in "AB")
-        out.append([audit.name, it["answer__external_id"], it["answer__question"], it["stratum"], it["weight"],
-                    it["inclusion_probability"], gold_pass, n_claims, counts["supported"], counts["contradicted"],
-                    counts["unsupported"], counts["non_assertive"], no_gold,
-                    counts["supported"] / scored if scored else None, omission, provisional])
+        out.append(
+            [
+                audit.name,
+                it["answer__external_id"],
+                it["answer__question"],
+                it["stratum"],
+                it["weight"],
+                it["inclusion_probability"],
+                gold_pass,
+                n_claims,
+                counts["supported"],
+                counts["contradicted"],
+                counts["unsupported"],
+                counts["non_assertive"],
+                no_gold,
+                counts["supported"] / scored if scored else None,
+                omission,
+                provisional,
+            ]
+        )
     return out
 
 
@@ -135,14 +237,16 @@ def to_csv(rows, columns):
 
 def to_jsonl(rows, columns):
     names = [name for name, _ in columns]
-    return "".join(json.dumps(dict(zip(names, row, strict=True)), ensure_ascii=False, allow_nan=False) + "\n"
-                   for row in rows).encode("utf-8")
+    return "".join(
+        json.dumps(dict(zip(names, row, strict=True)), ensure_ascii=False, allow_nan=False) + "\n" for row in rows
+    ).encode("utf-8")
 
 
 def to_parquet(rows, columns):
     schema = pa.schema([pa.field(name, typ) for name, typ in columns])
     table = pa.Table.from_arrays(
-        [pa.array([row[i] for row in rows], type=typ) for i, (_, typ) in enumerate(columns)], schema=schema)
+        [pa.array([row[i] for row in rows], type=typ) for i, (_, typ) in enumerate(columns)], schema=schema
+    )
     buf = io.BytesIO()
     # Built from arrays, not pandas: no pandas metadata. pyarrow writes no timestamp; the bytes repeat
     # (tested). The footer's created_by names the pyarrow version, constant for one install.
@@ -154,8 +258,11 @@ WRITERS = {"csv": to_csv, "jsonl": to_jsonl, "parquet": to_parquet}
 
 
 def export_bytes(audit, *, level="claim", fmt="csv", names=False):
-    rows, columns = ((claim_rows(audit, names=names), CLAIM_COLUMNS) if level == "claim"
-                     else (answer_rows(audit, names=names), ANSWER_COLUMNS))
+    rows, columns = (
+        (claim_rows(audit, names=names), CLAIM_COLUMNS)
+        if level == "claim"
+        else (answer_rows(audit, names=names), ANSWER_COLUMNS)
+    )
     return WRITERS[fmt](rows, columns)
 
 

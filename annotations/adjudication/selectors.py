@@ -13,8 +13,11 @@ SUBMITTED = Assignment.Status.SUBMITTED
 
 def latest_judge_verdicts(claims_filter, fields=("claim_id", "verdict")):
     """{claim_id: row} of the verdict by the newest judge version for each claim (one query)."""
-    rows = (JudgeVerdict.objects.filter(**claims_filter)
-            .order_by("claim_id", "-judge_version__created_at", "-judge_version_id").values(*fields))
+    rows = (
+        JudgeVerdict.objects.filter(**claims_filter)
+        .order_by("claim_id", "-judge_version__created_at", "-judge_version_id")
+        .values(*fields)
+    )
     out = {}
     for row in rows:
         out.setdefault(row["claim_id"], row)
@@ -29,7 +32,8 @@ def _complete_items(assignment_rows, user):
     complete = {}
     mine = {}  # answer id -> the user's items on it (see services.labels_answer_elsewhere)
     for item_id, answer_id, status in Assignment.objects.filter(annotator_id=user.id).values_list(
-            "audit_answer_id", "audit_answer__answer_id", "status"):
+        "audit_answer_id", "audit_answer__answer_id", "status"
+    ):
         if not may_adjudicate_own() or status != SUBMITTED:
             mine.setdefault(answer_id, set()).add(item_id)
     for item_id, slots in items.items():
@@ -47,9 +51,19 @@ def _labels_and_gold(audits, user):
     """(assignment rows, complete items, {(item, claim): {slot: verdict}}, {(audit, claim): gold row}) of the
     audits, as the queue sees them for user (four queries). Shared by the queue, the adjudication page's
     next/previous links and the home page, so all three follow the same rules."""
-    assignment_rows = list(Assignment.objects.filter(audit_answer__audit__in=audits).values(
-        "audit_answer_id", "slot", "status", "annotator_id", "is_demo", "audit_answer__audit_id",
-        "audit_answer__position", "audit_answer__answer__external_id", "audit_answer__answer_id"))
+    assignment_rows = list(
+        Assignment.objects.filter(audit_answer__audit__in=audits).values(
+            "audit_answer_id",
+            "slot",
+            "status",
+            "annotator_id",
+            "is_demo",
+            "audit_answer__audit_id",
+            "audit_answer__position",
+            "audit_answer__answer__external_id",
+            "audit_answer__answer_id",
+        )
+    )
     complete = _complete_items(assignment_rows, user)
     verdicts = {}
     labels = Label.objects.filter(assignment__status=SUBMITTED, assignment__audit_answer__audit__in=audits)
@@ -57,8 +71,10 @@ def _labels_and_gold(audits, user):
         key = (row["assignment__audit_answer_id"], row["claim_id"])
         if key[0] in complete:
             verdicts.setdefault(key, {})[row["assignment__slot"]] = row["verdict"]
-    gold = {(g["audit_id"], g["claim_id"]): g for g in
-            GoldLabel.objects.filter(audit__in=audits).values("audit_id", "claim_id", "verdict", "source")}
+    gold = {
+        (g["audit_id"], g["claim_id"]): g
+        for g in GoldLabel.objects.filter(audit__in=audits).values("audit_id", "claim_id", "verdict", "source")
+    }
     return assignment_rows, complete, verdicts, gold
 
 
@@ -67,18 +83,29 @@ def adjudication_queue(user):
     audits = list(Audit.objects.filter(status__in=OPEN).order_by("-created_at", "-id"))
     assignment_rows, complete, verdicts, gold = _labels_and_gold(audits, user)
     judge = latest_judge_verdicts({"claim__answer__audit_items__audit__in": audits})
-    claims = {c["id"]: c for c in Claim.objects.filter(answer__audit_items__audit__in=audits)
-              .values("id", "position", "text")}
-    by_audit = {a.id: {"audit": a, "answers": {}, "judge_review": [], "disputed": 0, "resolved": 0,
-                       "hidden_own": 0} for a in audits}
-    for (item_id, claim_id), v in sorted(verdicts.items(), key=lambda kv: (
-            complete[kv[0][0]]["A"]["audit_answer__position"], claims[kv[0][1]]["position"])):
+    claims = {
+        c["id"]: c for c in Claim.objects.filter(answer__audit_items__audit__in=audits).values("id", "position", "text")
+    }
+    by_audit = {
+        a.id: {"audit": a, "answers": {}, "judge_review": [], "disputed": 0, "resolved": 0, "hidden_own": 0}
+        for a in audits
+    }
+    for (item_id, claim_id), v in sorted(
+        verdicts.items(),
+        key=lambda kv: (complete[kv[0][0]]["A"]["audit_answer__position"], claims[kv[0][1]]["position"]),
+    ):
         slot_a = complete[item_id]["A"]
         entry = by_audit[slot_a["audit_answer__audit_id"]]
         g = gold.get((entry["audit"].id, claim_id))
-        row = {"claim": claims[claim_id], "a": v.get("A"), "b": v.get("B"), "gold": g, "item_id": item_id,
-               "external_id": slot_a["audit_answer__answer__external_id"],
-               "is_demo": slot_a["is_demo"] or complete[item_id]["B"]["is_demo"]}
+        row = {
+            "claim": claims[claim_id],
+            "a": v.get("A"),
+            "b": v.get("B"),
+            "gold": g,
+            "item_id": item_id,
+            "external_id": slot_a["audit_answer__answer__external_id"],
+            "is_demo": slot_a["is_demo"] or complete[item_id]["B"]["is_demo"],
+        }
         if row["a"] != row["b"]:
             entry["disputed"] += 1
             entry["resolved"] += g is not None
@@ -109,6 +136,7 @@ def adjudication_neighbours(user, audit, item):
 
     def link(i):
         return i and {"id": i, "external_id": complete[i]["A"]["audit_answer__answer__external_id"]}
+
     return link(prev), link(nxt)
 
 
@@ -120,19 +148,33 @@ def adjudicator_home(user):
         left = entry["disputed"] - entry["resolved"]
         if not left and not entry["judge_review"]:
             continue
-        first = next(((item_id, row["claim"]["id"]) for item_id, rows in entry["answers"].items()
-                      for row in rows if row["gold"] is None), (None, None))
-        out.append({"audit": entry["audit"], "disputed": entry["disputed"], "resolved": entry["resolved"],
-                    "left": left, "judge_review": len(entry["judge_review"]), "next_item_id": first[0],
-                    "next_claim_id": first[1]})
+        first = next(
+            (
+                (item_id, row["claim"]["id"])
+                for item_id, rows in entry["answers"].items()
+                for row in rows
+                if row["gold"] is None
+            ),
+            (None, None),
+        )
+        out.append(
+            {
+                "audit": entry["audit"],
+                "disputed": entry["disputed"],
+                "resolved": entry["resolved"],
+                "left": left,
+                "judge_review": len(entry["judge_review"]),
+                "next_item_id": first[0],
+                "next_claim_id": first[1],
+            }
+        )
     return out
 
 
 def _count_hidden(by_audit, assignment_rows, user):
     if may_adjudicate_own():
         return
-    own = {(r["audit_answer__audit_id"], r["audit_answer_id"]) for r in assignment_rows
-           if r["annotator_id"] == user.id}
+    own = {(r["audit_answer__audit_id"], r["audit_answer_id"]) for r in assignment_rows if r["annotator_id"] == user.id}
     for audit_id, _item in own:
         by_audit[audit_id]["hidden_own"] += 1
 
@@ -140,19 +182,32 @@ def _count_hidden(by_audit, assignment_rows, user):
 def adjudication_item(audit_id, item_id):
     """One audit answer with everything the adjudication view shows; raises AuditAnswer.DoesNotExist."""
     labels = Label.objects.select_related("evidence_passage").order_by()
-    assignments = (Assignment.objects.select_related("annotator").order_by("slot")
-                   .prefetch_related(Prefetch("labels", queryset=labels, to_attr="label_list")))
-    item = (AuditAnswer.objects.select_related("audit", "answer")
-            .prefetch_related(
-                Prefetch("answer__passages", queryset=Passage.objects.order_by("position"), to_attr="passage_list"),
-                Prefetch("answer__claims", queryset=Claim.objects.order_by("position"), to_attr="claim_list"),
-                Prefetch("assignments", queryset=assignments, to_attr="assignment_list"))
-            .get(audit_id=audit_id, pk=item_id))
-    item.gold_by_claim = {g.claim_id: g for g in GoldLabel.objects.select_related("adjudicator", "evidence_passage")
-                          .filter(audit_id=audit_id, claim__answer_id=item.answer_id)}
+    assignments = (
+        Assignment.objects.select_related("annotator")
+        .order_by("slot")
+        .prefetch_related(Prefetch("labels", queryset=labels, to_attr="label_list"))
+    )
+    item = (
+        AuditAnswer.objects.select_related("audit", "answer")
+        .prefetch_related(
+            Prefetch("answer__passages", queryset=Passage.objects.order_by("position"), to_attr="passage_list"),
+            Prefetch("answer__claims", queryset=Claim.objects.order_by("position"), to_attr="claim_list"),
+            Prefetch("assignments", queryset=assignments, to_attr="assignment_list"),
+        )
+        .get(audit_id=audit_id, pk=item_id)
+    )
+    item.gold_by_claim = {
+        g.claim_id: g
+        for g in GoldLabel.objects.select_related("adjudicator", "evidence_passage").filter(
+            audit_id=audit_id, claim__answer_id=item.answer_id
+        )
+    }
     item.judge_by_claim = {}
-    for v in (JudgeVerdict.objects.select_related("judge_version").filter(claim__answer_id=item.answer_id)
-              .order_by("claim_id", "-judge_version__created_at", "-judge_version_id")):
+    for v in (
+        JudgeVerdict.objects.select_related("judge_version")
+        .filter(claim__answer_id=item.answer_id)
+        .order_by("claim_id", "-judge_version__created_at", "-judge_version_id")
+    ):
         item.judge_by_claim.setdefault(v.claim_id, v)
     return item
 
@@ -161,8 +216,11 @@ def answer_history(audit_id, item_id):
     """(item, events) for the history page: every event on the answer in this audit, and the audit's own
     events (assign, status, close, reopen with its reason: recorded without an answer), oldest first."""
     item = AuditAnswer.objects.select_related("audit", "answer").get(audit_id=audit_id, pk=item_id)
-    events = (HistoryEvent.objects.filter(Q(answer_id=item.answer_id) | Q(answer__isnull=True), audit_id=audit_id)
-              .select_related("user", "claim").order_by("created_at", "id"))
+    events = (
+        HistoryEvent.objects.filter(Q(answer_id=item.answer_id) | Q(answer__isnull=True), audit_id=audit_id)
+        .select_related("user", "claim")
+        .order_by("created_at", "id")
+    )
     events = list(events)
     for e in events:
         e.old_text, e.new_text = summarise(e.old), summarise(e.new)
@@ -177,8 +235,9 @@ def summarise(value):
     if not isinstance(value, dict):
         return "" if value is None else str(value)
     keys = [k for k in SUMMARY_KEYS if value.get(k) not in (None, "")] or sorted(value)
-    return " · ".join(f"{k.replace('_text', '')}: {summarise(value[k]) if isinstance(value[k], dict) else value[k]}"
-                      for k in keys)
+    return " · ".join(
+        f"{k.replace('_text', '')}: {summarise(value[k]) if isinstance(value[k], dict) else value[k]}" for k in keys
+    )
 
 
 def audit_gold_progress(audit):
@@ -198,8 +257,7 @@ def claim_rows(item):
         judge = item.judge_by_claim.get(claim.id)
         va, vb = (la.verdict if la else ""), (lb.verdict if lb else "")
         kind = "disputed" if va != vb else "judge_review" if judge and judge.verdict != va else "agreed"
-        row = {"claim": claim, "a": la, "b": lb, "judge": judge, "gold": item.gold_by_claim.get(claim.id),
-               "kind": kind}
+        row = {"claim": claim, "a": la, "b": lb, "judge": judge, "gold": item.gold_by_claim.get(claim.id), "kind": kind}
         rows.append(with_form(row))
     return rows
 
@@ -212,9 +270,15 @@ def with_form(row, sent=None):
         form["quote"] = ""
     else:
         span = gold and gold.evidence_passage_id
-        form = {"verdict": gold.verdict if gold else "", "evidence": evidence_choice(gold, row["a"], row["b"]),
-                "passage": gold.evidence_passage_id if span else "", "start": gold.evidence_start if span else "",
-                "end": gold.evidence_end if span else "", "reason": "", "quote": gold.evidence_text if gold else ""}
+        form = {
+            "verdict": gold.verdict if gold else "",
+            "evidence": evidence_choice(gold, row["a"], row["b"]),
+            "passage": gold.evidence_passage_id if span else "",
+            "start": gold.evidence_start if span else "",
+            "end": gold.evidence_end if span else "",
+            "reason": "",
+            "quote": gold.evidence_text if gold else "",
+        }
     form["version"] = gold.version if gold else 0
     row["form"] = form
     return row
@@ -241,8 +305,11 @@ def answer_segments(answer):
 def passage_segments(passages, row):
     """[(passage, segments)] with A's, B's, the judge's and the gold evidence of one claim row marked."""
     spans = {}
-    for label, css in ((row and row["a"], "evidence"), (row and row["b"], "evidence other"),
-                       (row and row["gold"], "evidence gold")):
+    for label, css in (
+        (row and row["a"], "evidence"),
+        (row and row["b"], "evidence other"),
+        (row and row["gold"], "evidence gold"),
+    ):
         if label and label.evidence_passage_id:
             spans.setdefault(label.evidence_passage_id, []).append((label.evidence_start, label.evidence_end, css))
     judge = row and row["judge"]

@@ -42,16 +42,25 @@ def gold_snapshot(gold):
     if gold is None:
         return None
     return {
-        "verdict": gold.verdict, "source": gold.source, "evidence_passage": gold.evidence_passage_id,
-        "evidence_start": gold.evidence_start, "evidence_end": gold.evidence_end,
-        "evidence_text": gold.evidence_text, "adjudicator": gold.adjudicator_id, "reason": gold.reason,
+        "verdict": gold.verdict,
+        "source": gold.source,
+        "evidence_passage": gold.evidence_passage_id,
+        "evidence_start": gold.evidence_start,
+        "evidence_end": gold.evidence_end,
+        "evidence_text": gold.evidence_text,
+        "adjudicator": gold.adjudicator_id,
+        "reason": gold.reason,
         "version": gold.version,
     }
 
 
 def _evidence_of(label):
-    return {"evidence_passage_id": label.evidence_passage_id, "evidence_start": label.evidence_start,
-            "evidence_end": label.evidence_end, "evidence_text": label.evidence_text}
+    return {
+        "evidence_passage_id": label.evidence_passage_id,
+        "evidence_start": label.evidence_start,
+        "evidence_end": label.evidence_end,
+        "evidence_text": label.evidence_text,
+    }
 
 
 def _has_evidence(label):
@@ -103,37 +112,53 @@ def _agreed_gold(audit, audit_answer, assignments):
         elif gold is not None and gold.source == GoldLabel.Source.AGREED:
             # The labels were changed after a reopen and now differ: the claim goes back to the queue.
             # Allowed only because the audit is open (checked above); the trail keeps the old row.
-            history.record(**trail, action="agreement_withdrawn", old=gold_snapshot(gold),
-                           reason="The two labels no longer agree.")
+            history.record(
+                **trail, action="agreement_withdrawn", old=gold_snapshot(gold), reason="The two labels no longer agree."
+            )
             gold.delete()
 
 
 def _apply_agreement(trail, la, lb, gold):
     fields = {"verdict": la.verdict, **_evidence_of(la if _has_evidence(la) else lb)}
     if gold is None:
-        gold = GoldLabel.objects.create(audit=trail["audit"], claim=trail["claim"], source=GoldLabel.Source.AGREED,
-                                        **fields)
-        history.record(**trail, action="agreed", new=gold_snapshot(gold),
-                       reason="Both annotators gave the same verdict.")
+        gold = GoldLabel.objects.create(
+            audit=trail["audit"], claim=trail["claim"], source=GoldLabel.Source.AGREED, **fields
+        )
+        history.record(
+            **trail, action="agreed", new=gold_snapshot(gold), reason="Both annotators gave the same verdict."
+        )
         return
     if all(getattr(gold, k) == v for k, v in fields.items()):
         return
     if gold.source == GoldLabel.Source.ADJUDICATED:
-        noted = HistoryEvent.objects.filter(audit=trail["audit"], claim=trail["claim"],
-                                            action="agreement_kept_adjudicated", created_at__gte=gold.updated_at)
+        noted = HistoryEvent.objects.filter(
+            audit=trail["audit"],
+            claim=trail["claim"],
+            action="agreement_kept_adjudicated",
+            created_at__gte=gold.updated_at,
+        )
         if noted.exists():  # idempotent: the note is written once per adjudicated value
             return
-        history.record(**trail, action="agreement_kept_adjudicated", old=gold_snapshot(gold),
-                       new={"agreed": fields},
-                       reason="The annotators now agree on another value; the adjudicated gold stands.")
+        history.record(
+            **trail,
+            action="agreement_kept_adjudicated",
+            old=gold_snapshot(gold),
+            new={"agreed": fields},
+            reason="The annotators now agree on another value; the adjudicated gold stands.",
+        )
         return
     old = gold_snapshot(gold)
     for k, v in fields.items():
         setattr(gold, k, v)
     gold.version += 1
     gold.save()
-    history.record(**trail, action="agreed", old=old, new=gold_snapshot(gold),
-                   reason="Both annotators gave the same verdict (resubmitted).")
+    history.record(
+        **trail,
+        action="agreed",
+        old=old,
+        new=gold_snapshot(gold),
+        reason="Both annotators gave the same verdict (resubmitted).",
+    )
 
 
 def _advance_audit(audit):
@@ -143,12 +168,19 @@ def _advance_audit(audit):
     if not Assignment.objects.filter(audit_answer__audit=audit).exists() or pending.exists():
         return
     # Conditional UPDATE: of two submits finishing together, exactly one moves the audit and records it.
-    moved = type(audit).objects.filter(pk=audit.pk, status=AuditStatus.LABELLING).update(
-        status=AuditStatus.ADJUDICATION)
+    moved = (
+        type(audit).objects.filter(pk=audit.pk, status=AuditStatus.LABELLING).update(status=AuditStatus.ADJUDICATION)
+    )
     audit.status = AuditStatus.ADJUDICATION
     if moved:
-        history.record(audit, kind="audit", action="status", old={"status": AuditStatus.LABELLING},
-                       new={"status": AuditStatus.ADJUDICATION}, reason="Every assignment is submitted.")
+        history.record(
+            audit,
+            kind="audit",
+            action="status",
+            old={"status": AuditStatus.LABELLING},
+            new={"status": AuditStatus.ADJUDICATION},
+            reason="Every assignment is submitted.",
+        )
 
 
 def check_may_adjudicate(user, audit_answer, annotator_ids):
@@ -165,14 +197,16 @@ def labels_answer_elsewhere(user, audit_answer):
     answer they labelled), or, when adjudicating one's own answers is allowed, one not yet submitted
     (blindness: they would see others' labels and the judge on the very claims they are still labelling)."""
     mine = Assignment.objects.filter(annotator_id=user.id, audit_answer__answer_id=audit_answer.answer_id).exclude(
-        audit_answer_id=audit_answer.pk)
+        audit_answer_id=audit_answer.pk
+    )
     if may_adjudicate_own():
         mine = mine.exclude(status=Assignment.Status.SUBMITTED)
     return mine.exists()
 
 
-def gold_adjudicate(audit, claim, *, user, verdict, evidence="none", passage=None, start=None, end=None, reason,
-                    expected_version):
+def gold_adjudicate(
+    audit, claim, *, user, verdict, evidence="none", passage=None, start=None, end=None, reason, expected_version
+):
     """Set the gold verdict of one claim as adjudicator; returns the saved GoldLabel.
 
     evidence: "a" / "b" (take that annotator's evidence), "new" (passage + start/end offsets into its
@@ -224,13 +258,23 @@ def _chosen_evidence(claim, assignments, verdict, evidence, passage, start, end)
     start, end = dom_to_raw_offsets(p.text, start, end)  # the browser counts CR LF as one character
     if not 0 <= start < end <= len(p.text):
         raise AdjudicationError(f"The evidence offsets {start}-{end} fall outside passage {p.external_id}.")
-    return {"evidence_passage_id": p.id, "evidence_start": start, "evidence_end": end,
-            "evidence_text": p.text[start:end]}
+    return {
+        "evidence_passage_id": p.id,
+        "evidence_start": start,
+        "evidence_end": end,
+        "evidence_text": p.text[start:end],
+    }
 
 
 def _save_gold(audit, claim, fields, user, expected_version):
-    trail = {"audit": audit, "kind": "gold", "answer": claim.answer, "claim": claim, "user": user,
-             "reason": fields["reason"]}
+    trail = {
+        "audit": audit,
+        "kind": "gold",
+        "answer": claim.answer,
+        "claim": claim,
+        "user": user,
+        "reason": fields["reason"],
+    }
     gold = GoldLabel.objects.filter(audit=audit, claim=claim).first()
     if gold is None:
         if expected_version:
@@ -246,7 +290,8 @@ def _save_gold(audit, claim, fields, user, expected_version):
     old = gold_snapshot(gold)
     # Compare-and-set in one UPDATE: two adjudicators holding the same version cannot both succeed.
     updated = GoldLabel.objects.filter(pk=gold.pk, version=expected_version).update(
-        version=F("version") + 1, updated_at=timezone.now(), **fields)
+        version=F("version") + 1, updated_at=timezone.now(), **fields
+    )
     if not updated:
         gold.refresh_from_db()
         raise StaleGold(_stale_message(gold), gold)
@@ -256,10 +301,15 @@ def _save_gold(audit, claim, fields, user, expected_version):
 
 
 def _stale_message(current):
-    now = f"it is now {current.get_verdict_display().lower()} (version {current.version})" if current else \
-        "its gold was withdrawn"
-    return (f"Not saved: someone else changed the gold of this claim since you opened it; {now}. "
-            "Review the current value below and save again if you still disagree.")
+    now = (
+        f"it is now {current.get_verdict_display().lower()} (version {current.version})"
+        if current
+        else "its gold was withdrawn"
+    )
+    return (
+        f"Not saved: someone else changed the gold of this claim since you opened it; {now}. "
+        "Review the current value below and save again if you still disagree."
+    )
 
 
 def audit_close(audit, user):
@@ -269,20 +319,27 @@ def audit_close(audit, user):
     with transaction.atomic():
         # The assignments first (in id order, as a submit takes its assignment then the audit): a label
         # save in flight finishes before the close, and one arriving later waits and then sees it closed.
-        list(Assignment.objects.select_for_update().filter(audit_answer__audit_id=audit.pk).order_by("pk")
-             .values_list("pk", flat=True))
+        list(
+            Assignment.objects.select_for_update()
+            .filter(audit_answer__audit_id=audit.pk)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
         audit = type(audit).objects.select_for_update().get(pk=audit.pk)
         if audit.is_closed:
             raise AuditClosed(f"Audit {audit.name} is already closed.")
         missing = gold_missing_count(audit)
         if missing:
-            raise AdjudicationError(f"Cannot close {audit.name}: {missing} claim{'s' if missing != 1 else ''} "
-                                    f"still {'have' if missing != 1 else 'has'} no gold label.")
+            raise AdjudicationError(
+                f"Cannot close {audit.name}: {missing} claim{'s' if missing != 1 else ''} "
+                f"still {'have' if missing != 1 else 'has'} no gold label."
+            )
         old = audit.status
         audit.status, audit.closed_at = AuditStatus.CLOSED, timezone.now()
         audit.save(update_fields=["status", "closed_at"])
-        history.record(audit, kind="audit", action="closed", user=user, old={"status": old},
-                       new={"status": audit.status})
+        history.record(
+            audit, kind="audit", action="closed", user=user, old={"status": old}, new={"status": audit.status}
+        )
     return audit
 
 
@@ -299,8 +356,15 @@ def audit_reopen(audit, user, reason):
             raise AdjudicationError(f"Audit {audit.name} is not closed.")
         audit.status, audit.closed_at = AuditStatus.ADJUDICATION, None
         audit.save(update_fields=["status", "closed_at"])
-        history.record(audit, kind="audit", action="reopened", user=user, old={"status": AuditStatus.CLOSED},
-                       new={"status": audit.status}, reason=reason[:REASON_MAX])
+        history.record(
+            audit,
+            kind="audit",
+            action="reopened",
+            user=user,
+            old={"status": AuditStatus.CLOSED},
+            new={"status": audit.status},
+            reason=reason[:REASON_MAX],
+        )
     return audit
 
 

@@ -48,11 +48,19 @@ def adjudicate(request, audit_id, item_id):
     by_kind = {k: [r for r in rows if r["kind"] == k] for k in ("disputed", "judge_review", "agreed")}
     partial = request.htmx and request.htmx.target == "passages"
     prev, nxt = (None, None) if partial else selectors.adjudication_neighbours(request.user, item.audit, item)
-    ctx = {"item": item, "audit": item.audit, "current": current, "verdict_choices": Verdict.choices,
-           "prev_item": prev, "next_item": nxt,
-           "disputed": by_kind["disputed"], "review": by_kind["judge_review"], "agreed": by_kind["agreed"],
-           "answer_segments": selectors.answer_segments(item.answer),
-           "passages": selectors.passage_segments(item.answer.passage_list, current)}
+    ctx = {
+        "item": item,
+        "audit": item.audit,
+        "current": current,
+        "verdict_choices": Verdict.choices,
+        "prev_item": prev,
+        "next_item": nxt,
+        "disputed": by_kind["disputed"],
+        "review": by_kind["judge_review"],
+        "agreed": by_kind["agreed"],
+        "answer_segments": selectors.answer_segments(item.answer),
+        "passages": selectors.passage_segments(item.answer.passage_list, current),
+    }
     return render(request, "adjudication/adjudicate.html#passages" if partial else "adjudication/adjudicate.html", ctx)
 
 
@@ -66,9 +74,17 @@ def gold_save(request, audit_id, item_id, claim_id):
     post, status, error = request.POST, 200, ""
     try:
         row["gold"] = services.gold_adjudicate(
-            item.audit, row["claim"], user=request.user, verdict=post.get("verdict", ""),
-            evidence=post.get("evidence", "none"), passage=post.get("passage"), start=post.get("start"),
-            end=post.get("end"), reason=post.get("reason", ""), expected_version=_int(post.get("version")))
+            item.audit,
+            row["claim"],
+            user=request.user,
+            verdict=post.get("verdict", ""),
+            evidence=post.get("evidence", "none"),
+            passage=post.get("passage"),
+            start=post.get("start"),
+            end=post.get("end"),
+            reason=post.get("reason", ""),
+            expected_version=_int(post.get("version")),
+        )
         post = None  # saved: the block shows the stored value, not the form as sent
     except services.StaleGold as e:
         row["gold"], status, error = e.current, 409, str(e)
@@ -76,8 +92,14 @@ def gold_save(request, audit_id, item_id, claim_id):
         status, error = 409, str(e)
     except services.AdjudicationError as e:
         status, error = 400, str(e)
-    ctx = {"item": item, "audit": item.audit, "row": selectors.with_form(row, post), "error": error,
-           "saved": post is None, "verdict_choices": Verdict.choices}
+    ctx = {
+        "item": item,
+        "audit": item.audit,
+        "row": selectors.with_form(row, post),
+        "error": error,
+        "saved": post is None,
+        "verdict_choices": Verdict.choices,
+    }
     return render(request, "adjudication/adjudicate.html#claim_block", ctx, status=status)
 
 
@@ -134,8 +156,11 @@ def export_gold(request, audit_id):
     g = request.GET
     level, fmt = g.get("level", "claim"), g.get("format", "csv")
     if level not in export.LEVELS or fmt not in export.FORMATS:
-        return HttpResponse(f"level must be one of {', '.join(export.LEVELS)} and format one of "
-                            f"{', '.join(export.FORMATS)}.", status=400, content_type="text/plain")
+        return HttpResponse(
+            f"level must be one of {', '.join(export.LEVELS)} and format one of {', '.join(export.FORMATS)}.",
+            status=400,
+            content_type="text/plain",
+        )
     data = export.export_bytes(audit, level=level, fmt=fmt, names=g.get("names") == "1")
     response = HttpResponse(data, content_type=export.CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{export.file_name(audit, level, fmt)}"'

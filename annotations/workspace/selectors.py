@@ -23,17 +23,26 @@ def annotator_audits(user):
     """[{audit, total, submitted, next_assignment_id}] for the audits where user has assignments."""
     mine = Assignment.objects.filter(annotator=user, audit_answer__audit=OuterRef("pk"))
     audits = (
-        Audit.objects.filter(Exists(mine)).exclude(status=AuditStatus.DRAFT)
+        Audit.objects.filter(Exists(mine))
+        .exclude(status=AuditStatus.DRAFT)
         .annotate(
             total=Count("items__assignments", filter=Q(items__assignments__annotator=user)),
-            submitted=Count("items__assignments",
-                            filter=Q(items__assignments__annotator=user, items__assignments__status=SUBMITTED)),
+            submitted=Count(
+                "items__assignments", filter=Q(items__assignments__annotator=user, items__assignments__status=SUBMITTED)
+            ),
             next_id=Subquery(mine.exclude(status=SUBMITTED).order_by("audit_answer__position").values("pk")[:1]),
         )
         .order_by("-created_at")
     )
-    return [{"audit": a, "total": a.total, "submitted": a.submitted,
-             "next_assignment_id": None if a.is_closed else a.next_id} for a in audits]
+    return [
+        {
+            "audit": a,
+            "total": a.total,
+            "submitted": a.submitted,
+            "next_assignment_id": None if a.is_closed else a.next_id,
+        }
+        for a in audits
+    ]
 
 
 def own_assignment(user, assignment_id):
@@ -41,7 +50,8 @@ def own_assignment(user, assignment_id):
     from a missing one)."""
     try:
         return Assignment.objects.select_related("audit_answer__audit", "audit_answer__answer").get(
-            pk=assignment_id, annotator=user)
+            pk=assignment_id, annotator=user
+        )
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None
 
@@ -122,15 +132,24 @@ def passage_blocks(passages, labels):
 
 def progress(assignment):
     """Where this assignment sits in the annotator's own queue of the audit: one query."""
-    rows = list(Assignment.objects.filter(annotator_id=assignment.annotator_id,
-                                          audit_answer__audit_id=assignment.audit_answer.audit_id)
-                .order_by("audit_answer__position").values_list("pk", "status"))
+    rows = list(
+        Assignment.objects.filter(
+            annotator_id=assignment.annotator_id, audit_answer__audit_id=assignment.audit_answer.audit_id
+        )
+        .order_by("audit_answer__position")
+        .values_list("pk", "status")
+    )
     ids = [pk for pk, _ in rows]
     i = ids.index(assignment.pk)
-    open_after = [pk for pk, st in rows[i + 1:] + rows[:i] if st != SUBMITTED]
-    return {"index": i + 1, "total": len(rows), "submitted": sum(st == SUBMITTED for _, st in rows),
-            "prev_id": ids[i - 1] if i > 0 else None, "next_id": ids[i + 1] if i + 1 < len(ids) else None,
-            "next_open_id": open_after[0] if open_after else None}
+    open_after = [pk for pk, st in rows[i + 1 :] + rows[:i] if st != SUBMITTED]
+    return {
+        "index": i + 1,
+        "total": len(rows),
+        "submitted": sum(st == SUBMITTED for _, st in rows),
+        "prev_id": ids[i - 1] if i > 0 else None,
+        "next_id": ids[i + 1] if i + 1 < len(ids) else None,
+        "next_open_id": open_after[0] if open_after else None,
+    }
 
 
 def workspace(assignment):
@@ -144,12 +163,23 @@ def workspace(assignment):
     for lb in labels.values():
         lb.claim = claims_by_pk.get(lb.claim_id)
     required = assignment.audit_answer.audit.evidence_required
-    rows = [Row(c, labels.get(c.pk), by_pk.get(getattr(labels.get(c.pk), "evidence_passage_id", None)), required,
-                assignment.pk) for c in claims]
+    rows = [
+        Row(
+            c,
+            labels.get(c.pk),
+            by_pk.get(getattr(labels.get(c.pk), "evidence_passage_id", None)),
+            required,
+            assignment.pk,
+        )
+        for c in claims
+    ]
     spans = [(c.span_start, c.span_end, c) for c in claims]
-    return {"rows": rows, "answer_segments": segments(answer.text, spans),
-            "passages": passage_blocks(passages, [lb for lb in labels.values() if lb.claim]),
-            "progress": progress(assignment)}
+    return {
+        "rows": rows,
+        "answer_segments": segments(answer.text, spans),
+        "passages": passage_blocks(passages, [lb for lb in labels.values() if lb.claim]),
+        "progress": progress(assignment),
+    }
 
 
 def row(assignment, claim, label=None):
@@ -173,14 +203,26 @@ def queue(user, audit_id):
         audit = Audit.objects.get(pk=audit_id)
     except Audit.DoesNotExist:
         raise Http404("No such audit.") from None
-    labelled = (Label.objects.filter(assignment=OuterRef("pk")).exclude(verdict="")
-                .values("assignment").annotate(n=Count("pk")).values("n"))
-    claims = (Claim.objects.filter(answer=OuterRef("audit_answer__answer"))
-              .values("answer").annotate(n=Count("pk")).values("n"))
-    items = list(Assignment.objects.filter(annotator=user, audit_answer__audit=audit)
-                 .select_related("audit_answer__answer").order_by("audit_answer__position")
-                 .annotate(labelled=Subquery(labelled), claims=Subquery(claims))
-                 .defer("audit_answer__answer__text", "audit_answer__answer__meta"))
+    labelled = (
+        Label.objects.filter(assignment=OuterRef("pk"))
+        .exclude(verdict="")
+        .values("assignment")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    claims = (
+        Claim.objects.filter(answer=OuterRef("audit_answer__answer"))
+        .values("answer")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    items = list(
+        Assignment.objects.filter(annotator=user, audit_answer__audit=audit)
+        .select_related("audit_answer__answer")
+        .order_by("audit_answer__position")
+        .annotate(labelled=Subquery(labelled), claims=Subquery(claims))
+        .defer("audit_answer__answer__text", "audit_answer__answer__meta")
+    )
     if not items:
         raise Http404("You have no answers in this audit.")
     for item in items:
@@ -192,6 +234,7 @@ def any_assignment(assignment_id):
     """For the lead's reopen action only."""
     try:
         return Assignment.objects.select_related("audit_answer__audit", "audit_answer__answer", "annotator").get(
-            pk=assignment_id)
+            pk=assignment_id
+        )
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None

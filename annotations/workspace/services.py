@@ -38,8 +38,9 @@ def _refuse_closed(assignment):
 
 def _lock(assignment):
     """Re-read the assignment's mutable state under a row lock and refuse edits when locked."""
-    fresh = (Assignment.objects.select_for_update()
-             .only("status", "started_at", "omission", "note").get(pk=assignment.pk))
+    fresh = (
+        Assignment.objects.select_for_update().only("status", "started_at", "omission", "note").get(pk=assignment.pk)
+    )
     _refuse_closed(assignment)
     if fresh.status == Assignment.Status.SUBMITTED:
         raise Refused("This answer is submitted and locked. Ask the audit lead to reopen it.")
@@ -74,7 +75,8 @@ def check_evidence(answer_id, passage_id, start, end, quoted):
     """Return (passage, start, end, text) after proving passage.text[start:end] == quoted."""
     try:
         passage = Passage.objects.only("id", "answer_id", "external_id", "text").get(
-            pk=int(passage_id), answer_id=answer_id)
+            pk=int(passage_id), answer_id=answer_id
+        )
         start, end = int(start), int(end)
     except (Passage.DoesNotExist, TypeError, ValueError):
         raise Invalid("The evidence names no passage of this answer.") from None
@@ -83,16 +85,22 @@ def check_evidence(answer_id, passage_id, start, end, quoted):
         raise Invalid(f"The evidence offsets {start}-{end} fall outside passage {passage.external_id}.")
     quote = passage.text[start:end]
     if quote.replace("\r\n", "\n").replace("\r", "\n") != (quoted or "").replace("\r\n", "\n"):
-        raise Invalid(f"The selected text does not match passage {passage.external_id} at {start}-{end}. "
-                      "Reload the page and select it again.")
+        raise Invalid(
+            f"The selected text does not match passage {passage.external_id} at {start}-{end}. "
+            "Reload the page and select it again."
+        )
     return passage, start, end, quote
 
 
 def _evidence_state(label):
     if not label.evidence_passage_id:
         return None
-    return {"passage": label.evidence_passage_id, "start": label.evidence_start, "end": label.evidence_end,
-            "text": label.evidence_text}
+    return {
+        "passage": label.evidence_passage_id,
+        "start": label.evidence_start,
+        "end": label.evidence_end,
+        "text": label.evidence_text,
+    }
 
 
 def _label_state(label):
@@ -114,8 +122,9 @@ def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, 
         raise Invalid("This claim belongs to another answer.")
     checked = None
     if evidence not in (UNSET, None):
-        checked = check_evidence(claim.answer_id, evidence.get("passage"), evidence.get("start"),
-                                 evidence.get("end"), evidence.get("text"))
+        checked = check_evidence(
+            claim.answer_id, evidence.get("passage"), evidence.get("start"), evidence.get("end"), evidence.get("text")
+        )
     with transaction.atomic():
         _lock(assignment)
         label, _ = Label.objects.select_for_update().get_or_create(assignment=assignment, claim=claim)
@@ -139,9 +148,16 @@ def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, 
         label.save()
         _mark_started(assignment)
         changed = {k for k in new if new[k] != old[k]}
-        history.record(assignment.audit_answer.audit, kind="label", action="save", user=user,
-                       answer=assignment.audit_answer.answer, claim=claim, old={k: old[k] for k in changed},
-                       new={k: new[k] for k in changed})
+        history.record(
+            assignment.audit_answer.audit,
+            kind="label",
+            action="save",
+            user=user,
+            answer=assignment.audit_answer.answer,
+            claim=claim,
+            old={k: old[k] for k in changed},
+            new={k: new[k] for k in changed},
+        )
     return label, {k: old[k] for k in changed}
 
 
@@ -152,15 +168,24 @@ def assignment_fields_save(assignment, *, user, omission=UNSET, note=UNSET):
     with transaction.atomic():
         _lock(assignment)
         old = {"omission": assignment.omission, "note": assignment.note}
-        new = {"omission": bool(omission) if omission is not UNSET else assignment.omission,
-               "note": note.strip() if note is not UNSET else assignment.note}
+        new = {
+            "omission": bool(omission) if omission is not UNSET else assignment.omission,
+            "note": note.strip() if note is not UNSET else assignment.note,
+        }
         if new == old:
             return False
         Assignment.objects.filter(pk=assignment.pk).update(**new)
         assignment.omission, assignment.note = new["omission"], new["note"]
         _mark_started(assignment)
-        history.record(assignment.audit_answer.audit, kind="assignment", action="answer_fields", user=user,
-                       answer=assignment.audit_answer.answer, old=old, new=new)
+        history.record(
+            assignment.audit_answer.audit,
+            kind="assignment",
+            action="answer_fields",
+            user=user,
+            answer=assignment.audit_answer.answer,
+            old=old,
+            new=new,
+        )
     return True
 
 
@@ -193,10 +218,17 @@ def assignment_submit(assignment, user, *, seconds=0):
             raise err
         now = timezone.now()
         Assignment.objects.filter(pk=assignment.pk).update(
-            status=Assignment.Status.SUBMITTED, submitted_at=now, started_at=assignment.started_at or now)
+            status=Assignment.Status.SUBMITTED, submitted_at=now, started_at=assignment.started_at or now
+        )
         assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, now
-        history.record(assignment.audit_answer.audit, kind="assignment", action="submit", user=user,
-                       answer=assignment.audit_answer.answer, new={"assignment": assignment.pk})
+        history.record(
+            assignment.audit_answer.audit,
+            kind="assignment",
+            action="submit",
+            user=user,
+            answer=assignment.audit_answer.answer,
+            new={"assignment": assignment.pk},
+        )
         gold_on_submit(assignment.audit_answer)
     return assignment
 
@@ -214,10 +246,16 @@ def assignment_time_add(assignment, seconds):
     if assignment.started_at:
         wall = (now - assignment.started_at).total_seconds() + MAX_TIME_INCREMENT
         seconds = max(0, min(seconds, int(wall) - assignment.active_seconds))
-    updated = (Assignment.objects.filter(pk=assignment.pk).exclude(status=Assignment.Status.SUBMITTED)
-               .exclude(audit_answer__audit__status=AuditStatus.CLOSED)
-               .update(active_seconds=F("active_seconds") + seconds, status=Assignment.Status.STARTED,
-                       started_at=Coalesce(F("started_at"), now)))
+    updated = (
+        Assignment.objects.filter(pk=assignment.pk)
+        .exclude(status=Assignment.Status.SUBMITTED)
+        .exclude(audit_answer__audit__status=AuditStatus.CLOSED)
+        .update(
+            active_seconds=F("active_seconds") + seconds,
+            status=Assignment.Status.STARTED,
+            started_at=Coalesce(F("started_at"), now),
+        )
+    )
     return seconds if updated else 0
 
 
@@ -233,6 +271,13 @@ def assignment_reopen(assignment, user, reason):
             raise Refused("Only a submitted answer can be reopened.")
         Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.STARTED, submitted_at=None)
         assignment.status, assignment.submitted_at = Assignment.Status.STARTED, None
-        history.record(assignment.audit_answer.audit, kind="assignment", action="reopen", user=user,
-                       answer=assignment.audit_answer.answer, new={"assignment": assignment.pk}, reason=reason)
+        history.record(
+            assignment.audit_answer.audit,
+            kind="assignment",
+            action="reopen",
+            user=user,
+            answer=assignment.audit_answer.answer,
+            new={"assignment": assignment.pk},
+            reason=reason,
+        )
     return assignment

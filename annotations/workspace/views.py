@@ -24,6 +24,7 @@ VERDICTS = [(v.value, v.label, str(i)) for i, v in enumerate(Verdict, start=1)]
 def owned(*methods):
     """The view gets the request user's own assignment; anyone else's is a 404 whatever the method,
     so the URL space reveals nothing about other people's work."""
+
     def decorator(view):
         @wraps(view)
         @annotator_required
@@ -32,15 +33,24 @@ def owned(*methods):
             if request.method not in methods:
                 return HttpResponseNotAllowed(methods)
             return view(request, assignment, *args, **kwargs)
+
         return wrapped
+
     return decorator
 
 
 def _ctx(assignment, **extra):
     audit = assignment.audit_answer.audit
     locked = audit.is_closed or assignment.status == Assignment.Status.SUBMITTED
-    return {"assignment": assignment, "audit": audit, "answer": assignment.audit_answer.answer,
-            "locked": locked, "verdicts": VERDICTS, "flag_names": selectors.FLAG_NAMES, **extra}
+    return {
+        "assignment": assignment,
+        "audit": audit,
+        "answer": assignment.audit_answer.answer,
+        "locked": locked,
+        "verdicts": VERDICTS,
+        "flag_names": selectors.FLAG_NAMES,
+        **extra,
+    }
 
 
 @owned("GET", "HEAD")

@@ -9,14 +9,17 @@ class ImportForm(forms.Form):
     dataset = forms.CharField(required=False, max_length=100)  # an existing dataset's name (select)
     new_dataset = forms.CharField(required=False, max_length=100, label="or a new dataset")
     update = forms.BooleanField(required=False, label="Replace changed answers (like --update)")
-    judge_name = forms.CharField(required=False, max_length=200, initial="external",
-                                 label="Name of the judge behind imported verdicts")
+    judge_name = forms.CharField(
+        required=False, max_length=200, initial="external", label="Name of the judge behind imported verdicts"
+    )
 
     def clean_file(self):
         f = self.cleaned_data["file"]
         if f.size > max_upload_bytes():
-            raise forms.ValidationError(f"The file is {filesizeformat(f.size)}; the limit is "
-                                        f"{filesizeformat(max_upload_bytes())}. Use the import_answers command.")
+            raise forms.ValidationError(
+                f"The file is {filesizeformat(f.size)}; the limit is "
+                f"{filesizeformat(max_upload_bytes())}. Use the import_answers command."
+            )
         return f
 
     def clean(self):

@@ -5,6 +5,7 @@ question, answer, created_at (ISO string or None), meta (unknown top-level field
 [{id, source, text}], claims [{text, verdict, evidence, passage_id, reason}], and hash: the sha256 of
 its canonical JSON (sorted keys, no spaces), so a re-import of unchanged content is recognised.
 """
+
 import hashlib
 import json
 from dataclasses import dataclass
@@ -49,8 +50,12 @@ class RecordError:
 def _text(obj, key, line, where, lim, errors, *, required=True, allow_empty=False, max_chars=None):
     """The string at obj[key], or "" with an error naming `where.key`. The fast path builds no names."""
     value = obj.get(key)
-    if (type(value) is str and (allow_empty or (value and not value.isspace()))
-            and len(value) <= (max_chars or lim["chars"]) and "\x00" not in value):
+    if (
+        type(value) is str
+        and (allow_empty or (value and not value.isspace()))
+        and len(value) <= (max_chars or lim["chars"])
+        and "\x00" not in value
+    ):
         return value
     field = f"{where}.{key}" if where else key
     if value is None:
@@ -199,7 +204,10 @@ def _claims(items, passage_ids, line, lim, errors):
         for key in ("evidence", "passage_id", "reason"):
             claim[key] = _text(c, key, line, field, lim, errors, required=False, allow_empty=True)
         if claim["passage_id"] and claim["passage_id"] not in passage_ids:
-            errors.append(RecordError(line, f"{field}.passage_id",
-                                      f"{claim['passage_id']!r} is not among this answer's passage ids"))
+            errors.append(
+                RecordError(
+                    line, f"{field}.passage_id", f"{claim['passage_id']!r} is not among this answer's passage ids"
+                )
+            )
         out.append(claim)
     return out

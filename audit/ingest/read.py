@@ -4,6 +4,7 @@
 parse.normalise) or None when `errors` (a list of RecordError) is not empty. File-level problems
 (unsupported type, bad header) come as a single item with line 0 / 1 and no record.
 """
+
 import csv
 import hashlib
 import io
@@ -153,5 +154,3 @@ def _csv_object(row, line):
         else:
             obj[key] = value
     return obj, errors
-
-

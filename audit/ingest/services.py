@@ -9,6 +9,7 @@ Web uploads over IMPORT_INLINE_BYTES run in the background (`import_upload` -> `
 the task worker -> `import_run`): the file is spooled, the dataset and a `queued` batch row are created
 at once, and that row is kept and filled in (done, noop or failed with its errors) whatever happens.
 """
+
 import hashlib
 
 from django.conf import settings
@@ -31,11 +32,13 @@ def external_judge_version(name):
     """The JudgeVersion standing for an external judge named at import."""
     digest = hashlib.sha256(f"external:{name}".encode()).hexdigest()
     return JudgeVersion.objects.get_or_create(
-        content_hash=digest, defaults={"kind": JudgeVersion.Kind.EXTERNAL, "name": name})[0]
+        content_hash=digest, defaults={"kind": JudgeVersion.Kind.EXTERNAL, "name": name}
+    )[0]
 
 
-def answers_import(fileobj, *, dataset_name, file_name, user=None, update=False, judge_name="external",
-                   progress=None, batch=None):
+def answers_import(
+    fileobj, *, dataset_name, file_name, user=None, update=False, judge_name="external", progress=None, batch=None
+):
     """Import a JSONL/CSV binary file object into the dataset `dataset_name` (created if new).
 
     progress(bytes_read, records_read) is called every few thousand records and at the end.
@@ -48,8 +51,12 @@ def answers_import(fileobj, *, dataset_name, file_name, user=None, update=False,
     dataset_name, judge_name = (dataset_name or "").strip(), (judge_name or "").strip() or "external"
     keep = batch is not None
     if not keep:
-        batch = ImportBatch(dataset=Dataset(name=dataset_name), user=user, file_name=(file_name or "")[:255],
-                            status=ImportBatch.Status.FAILED)
+        batch = ImportBatch(
+            dataset=Dataset(name=dataset_name),
+            user=user,
+            file_name=(file_name or "")[:255],
+            status=ImportBatch.Status.FAILED,
+        )
     errors = _check_names(dataset_name, judge_name)
     if errors:
         batch.errors = [e.as_dict() for e in errors]
@@ -62,8 +69,9 @@ def answers_import(fileobj, *, dataset_name, file_name, user=None, update=False,
                 batch.dataset = Dataset.objects.get_or_create(name=dataset_name)[0]
                 batch.status = ImportBatch.Status.DONE
                 batch.save()
-            writer = BatchWriter(batch, update=update, judge=lambda: external_judge_version(judge_name),
-                                 now=timezone.now())
+            writer = BatchWriter(
+                batch, update=update, judge=lambda: external_judge_version(judge_name), now=timezone.now()
+            )
             for line, rec, errs in read_records(reader, file_name):
                 batch.lines = line
                 errors += errs or writer.add(line, rec)
@@ -143,8 +151,9 @@ def import_upload(upload, *, dataset_name, user, update=False, judge_name="exter
     """A web upload: imported in the request when small (IMPORT_INLINE_BYTES), else queued for the worker."""
     inline = getattr(settings, "IMPORT_INLINE_BYTES", 1_000_000)
     if upload.size < inline or file_kind(upload.name) is None:  # an unsupported type fails at once, unread
-        return answers_import(upload, dataset_name=dataset_name, file_name=upload.name, user=user, update=update,
-                              judge_name=judge_name)
+        return answers_import(
+            upload, dataset_name=dataset_name, file_name=upload.name, user=user, update=update, judge_name=judge_name
+        )
     return import_enqueue(upload, dataset_name=dataset_name, user=user, update=update, judge_name=judge_name)
 
 
@@ -157,8 +166,12 @@ def import_enqueue(upload, *, dataset_name, user=None, update=False, judge_name=
     from audit.ingest.tasks import import_task
 
     dataset_name, judge_name = (dataset_name or "").strip(), (judge_name or "").strip() or "external"
-    batch = ImportBatch(dataset=Dataset(name=dataset_name), user=user, file_name=(upload.name or "")[:255],
-                        status=ImportBatch.Status.FAILED)
+    batch = ImportBatch(
+        dataset=Dataset(name=dataset_name),
+        user=user,
+        file_name=(upload.name or "")[:255],
+        status=ImportBatch.Status.FAILED,
+    )
     errors = _check_names(dataset_name, judge_name)
     try:
         name, size, sha = spool_save(upload, max_upload_bytes()) if not errors else (None, 0, "")
@@ -171,7 +184,11 @@ def import_enqueue(upload, *, dataset_name, user=None, update=False, judge_name=
         with transaction.atomic():
             batch.dataset = Dataset.objects.get_or_create(name=dataset_name)[0]
             batch.status, batch.spool_path, batch.bytes_total, batch.file_sha256 = (
-                ImportBatch.Status.QUEUED, name, size, sha)
+                ImportBatch.Status.QUEUED,
+                name,
+                size,
+                sha,
+            )
             batch.options = {"update": bool(update), "judge_name": judge_name}
             batch.save()
             import_task.enqueue(batch.pk)
@@ -188,16 +205,24 @@ def import_run(batch_id):
     the spooled file is removed at the end, whatever the outcome.
     """
     started = ImportBatch.objects.filter(pk=batch_id, status=ImportBatch.Status.QUEUED).update(
-        status=ImportBatch.Status.RUNNING, started_at=timezone.now())
+        status=ImportBatch.Status.RUNNING, started_at=timezone.now()
+    )
     batch = ImportBatch.objects.select_related("dataset", "user").filter(pk=batch_id).first()
     if not started:  # deleted, or already run by another delivery of the task
         return batch
     name, opts = batch.spool_path, batch.options
     try:
         with spool_open(name) as f:
-            return answers_import(f, dataset_name=batch.dataset.name, file_name=batch.file_name, user=batch.user,
-                                  update=opts.get("update", False), judge_name=opts.get("judge_name", "external"),
-                                  progress=lambda done, records: progress_write(name, done, records), batch=batch)
+            return answers_import(
+                f,
+                dataset_name=batch.dataset.name,
+                file_name=batch.file_name,
+                user=batch.user,
+                update=opts.get("update", False),
+                judge_name=opts.get("judge_name", "external"),
+                progress=lambda done, records: progress_write(name, done, records),
+                batch=batch,
+            )
     except (OSError, SpoolError) as e:
         error = RecordError(0, "file", f"the uploaded file could not be read back from the spool: {e}")
         return _failed(batch, [error], "", keep=True)

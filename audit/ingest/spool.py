@@ -5,6 +5,7 @@ sits beside it in `<token>.progress` ("bytes records"): the import runs in one t
 written to the batch row would stay invisible to the page until the end (and on SQLite a second
 connection cannot write while the import holds the write lock). The file's mtime is the heartbeat.
 """
+
 import hashlib
 import os
 import re

@@ -29,8 +29,13 @@ def import_page(request):
         form = ImportForm(request.POST, request.FILES)
         if form.is_valid():
             d = form.cleaned_data
-            batch = import_upload(d["file"], dataset_name=d["dataset_name"], user=request.user,
-                                  update=d["update"], judge_name=d["judge_name"])
+            batch = import_upload(
+                d["file"],
+                dataset_name=d["dataset_name"],
+                user=request.user,
+                update=d["update"],
+                judge_name=d["judge_name"],
+            )
         status = 400 if not batch or batch.status == batch.Status.FAILED else 202 if batch.is_active else 200
         if status != 400:  # a fresh form, pointing at the dataset just filled
             form = ImportForm(initial={"dataset": batch.dataset.name, "judge_name": d["judge_name"]})
@@ -45,15 +50,29 @@ def import_batch(request, batch_id):
     except ImportBatch.DoesNotExist:
         raise Http404 from None
     if request.htmx:
-        return render(request, "ingest/import.html#import_result", {"batch": batch},
-                      status=200 if batch.is_active else HTMX_STOP_POLLING)
+        return render(
+            request,
+            "ingest/import.html#import_result",
+            {"batch": batch},
+            status=200 if batch.is_active else HTMX_STOP_POLLING,
+        )
     return _page(request, ImportForm(initial={"dataset": batch.dataset.name}), batch, None, 200)
 
 
 def _page(request, form, batch, too_big, status):
-    ctx = {"form": form, "batch": batch, "too_big": too_big, "max_bytes": max_upload_bytes(),
-           "inline_bytes": getattr(settings, "IMPORT_INLINE_BYTES", 1_000_000),
-           "datasets": selectors.dataset_names(), "recent": selectors.recent_imports()}
+    ctx = {
+        "form": form,
+        "batch": batch,
+        "too_big": too_big,
+        "max_bytes": max_upload_bytes(),
+        "inline_bytes": getattr(settings, "IMPORT_INLINE_BYTES", 1_000_000),
+        "datasets": selectors.dataset_names(),
+        "recent": selectors.recent_imports(),
+    }
     # htmx swaps only 2xx responses: for htmx the outcome is in the content, not the status.
-    return render(request, "ingest/import.html#import_panel" if request.htmx else "ingest/import.html", ctx,
-                  status=200 if request.htmx else status)
+    return render(
+        request,
+        "ingest/import.html#import_panel" if request.htmx else "ingest/import.html",
+        ctx,
+        status=200 if request.htmx else status,
+    )

@@ -5,6 +5,7 @@ bulk inserts of answers, passages, claims and external verdicts. A record whose 
 earlier by this same import is a duplicate within the file: that is how duplicates are found
 without holding every id of the file in memory.
 """
+
 from datetime import datetime
 
 from django.db import connection
@@ -54,8 +55,10 @@ class BatchWriter:
         if not pending:
             return []
         existing = {
-            row[0]: row[1:] for row in Answer.objects.filter(
-                dataset=self.batch.dataset, external_id__in=[rec["id"] for _, rec in pending],
+            row[0]: row[1:]
+            for row in Answer.objects.filter(
+                dataset=self.batch.dataset,
+                external_id__in=[rec["id"] for _, rec in pending],
             ).values_list("external_id", "id", "content_hash", "import_batch_id", "created_at")
         }
         errors, new, changed = [], [], []
@@ -68,9 +71,15 @@ class BatchWriter:
             elif old[1] == rec["hash"]:
                 self.unchanged += 1
             elif not self.update:
-                errors.append(RecordError(line, "id", f"answer {rec['id']!r} already exists in dataset "
-                                          f"{self.batch.dataset.name!r} with different content; import with "
-                                          "--update (web: 'Replace changed answers') to replace it"))
+                errors.append(
+                    RecordError(
+                        line,
+                        "id",
+                        f"answer {rec['id']!r} already exists in dataset "
+                        f"{self.batch.dataset.name!r} with different content; import with "
+                        "--update (web: 'Replace changed answers') to replace it",
+                    )
+                )
             else:
                 changed.append((line, self._answer(rec, pk=old[0], created_at=old[3])))
         errors += self._refuse_frozen(changed)
@@ -89,22 +98,57 @@ class BatchWriter:
             return []
         meta, when = Answer._meta.get_field("meta"), Answer._meta.get_field("created_at")
         batch, dataset = self.batch.id, self.batch.dataset_id
-        insert_rows(Answer, ["dataset", "external_id", "question", "text", "created_at", "meta", "content_hash",
-                             "length", "import_batch"], [
-            (dataset, r["id"], r["question"], r["answer"], when.get_db_prep_save(self._when(r), connection),
-             meta.get_db_prep_save(r["meta"], connection), r["hash"], len(r["answer"]), batch) for r in records
-        ])
-        ids = dict(Answer.objects.filter(dataset_id=dataset, external_id__in=[r["id"] for r in records])
-                   .values_list("external_id", "id"))
+        insert_rows(
+            Answer,
+            [
+                "dataset",
+                "external_id",
+                "question",
+                "text",
+                "created_at",
+                "meta",
+                "content_hash",
+                "length",
+                "import_batch",
+            ],
+            [
+                (
+                    dataset,
+                    r["id"],
+                    r["question"],
+                    r["answer"],
+                    when.get_db_prep_save(self._when(r), connection),
+                    meta.get_db_prep_save(r["meta"], connection),
+                    r["hash"],
+                    len(r["answer"]),
+                    batch,
+                )
+                for r in records
+            ],
+        )
+        ids = dict(
+            Answer.objects.filter(dataset_id=dataset, external_id__in=[r["id"] for r in records]).values_list(
+                "external_id", "id"
+            )
+        )
         return [Written(ids[r["id"]], r["answer"], r) for r in records]
 
     def _when(self, rec, default=None):
         return datetime.fromisoformat(rec["created_at"]) if rec["created_at"] else (default or self.now)
 
     def _answer(self, rec, pk, created_at):
-        answer = Answer(id=pk, dataset_id=self.batch.dataset_id, external_id=rec["id"], question=rec["question"],
-                        text=rec["answer"], created_at=self._when(rec, created_at), meta=rec["meta"],
-                        content_hash=rec["hash"], length=len(rec["answer"]), import_batch_id=self.batch.id)
+        answer = Answer(
+            id=pk,
+            dataset_id=self.batch.dataset_id,
+            external_id=rec["id"],
+            question=rec["question"],
+            text=rec["answer"],
+            created_at=self._when(rec, created_at),
+            meta=rec["meta"],
+            content_hash=rec["hash"],
+            length=len(rec["answer"]),
+            import_batch_id=self.batch.id,
+        )
         answer.record = rec  # the validated parts, written by _parts
         return answer
 
@@ -113,8 +157,15 @@ class BatchWriter:
             return []
         by_id = {a.id: (line, a) for line, a in changed}
         frozen = AuditAnswer.objects.filter(answer_id__in=by_id).values_list("answer_id", flat=True).distinct()
-        return [RecordError(by_id[pk][0], "id", f"answer {by_id[pk][1].external_id!r} changed but it is in an "
-                            "audit, and audits are frozen: not replaced") for pk in frozen]
+        return [
+            RecordError(
+                by_id[pk][0],
+                "id",
+                f"answer {by_id[pk][1].external_id!r} changed but it is in an "
+                "audit, and audits are frozen: not replaced",
+            )
+            for pk in frozen
+        ]
 
     def _replace(self, answers):
         Answer.objects.bulk_update(answers, ANSWER_FIELDS, batch_size=500)
@@ -149,14 +200,41 @@ class BatchWriter:
 
     def _verdicts(self, answers, verdicts):
         self.judge = self.judge or self.judge_factory()
-        claim_ids = {(a, pos): pk for a, pos, pk in Claim.objects.filter(
-            answer_id__in=[a.id for a in answers]).values_list("answer_id", "position", "id")}
+        claim_ids = {
+            (a, pos): pk
+            for a, pos, pk in Claim.objects.filter(answer_id__in=[a.id for a in answers]).values_list(
+                "answer_id", "position", "id"
+            )
+        }
         now = connection.ops.adapt_datetimefield_value(self.now)
-        insert_rows(JudgeVerdict, ["claim", "judge_version", "raw_verdict", "verdict", "evidence",
-                                   "passage_external_id", "reason", "guard_passed", "created_at"], [
-            (claim_ids[a, pos], self.judge.id, c["verdict"], scored, c["evidence"], c["passage_id"], c["reason"],
-             passed, now) for a, pos, c, scored, passed in verdicts
-        ])
+        insert_rows(
+            JudgeVerdict,
+            [
+                "claim",
+                "judge_version",
+                "raw_verdict",
+                "verdict",
+                "evidence",
+                "passage_external_id",
+                "reason",
+                "guard_passed",
+                "created_at",
+            ],
+            [
+                (
+                    claim_ids[a, pos],
+                    self.judge.id,
+                    c["verdict"],
+                    scored,
+                    c["evidence"],
+                    c["passage_id"],
+                    c["reason"],
+                    passed,
+                    now,
+                )
+                for a, pos, c, scored, passed in verdicts
+            ],
+        )
 
 
 def insert_rows(model, field_names, rows):

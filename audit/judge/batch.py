@@ -33,7 +33,7 @@ def run_batches(run, judge, rec, answer_ids, progress, retry_failed):
                 collect(run, judge, rec, entry, progress)
         budget, requests = Budget(run, rec), []
         for i in range(0, len(answer_ids), CHUNK):
-            for st in load_states(run, answer_ids[i:i + CHUNK], retry_failed=retry_failed):
+            for st in load_states(run, answer_ids[i : i + CHUNK], retry_failed=retry_failed):
                 if stage == "decompose":
                     items = [Item(stage, st, None, judge.decompose_params(st.text))] if st.needs_decompose else []
                 else:
@@ -74,8 +74,9 @@ def collect(run, judge, rec, entry, progress):
     with transaction.atomic():
         for (_cid, outcome), key in zip(results, ids, strict=True):
             st = states.get(answer_of.get(key))
-            if st is None or not (st.needs_decompose if entry["stage"] == "decompose"
-                                  else any(c == key for c, _ in st.todo_claims)):
+            if st is None or not (
+                st.needs_decompose if entry["stage"] == "decompose" else any(c == key for c, _ in st.todo_claims)
+            ):
                 continue  # stored by an earlier collection of this batch, or the answer is gone
             rec.add_usage(outcome.usage)
             if not outcome.ok:
@@ -95,5 +96,5 @@ def collect(run, judge, rec, entry, progress):
 def count_done(run, answer_ids):
     done = 0
     for i in range(0, len(answer_ids), CHUNK):
-        done += sum(not st.needs_decompose and not st.todo_claims for st in load_states(run, answer_ids[i:i + CHUNK]))
+        done += sum(not st.needs_decompose and not st.todo_claims for st in load_states(run, answer_ids[i : i + CHUNK]))
     return done

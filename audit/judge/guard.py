@@ -4,6 +4,7 @@ A supported or contradicted verdict must quote a span that occurs verbatim, afte
 normalisation, in the passage it names. Otherwise the verdict was reached from how plausible the
 claim sounded: it fails the guard and is scored as unsupported. Pure functions, no ORM.
 """
+
 from audit.models.answers import Verdict
 
 NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)

@@ -21,8 +21,12 @@ _clients = {}
 def client_options():
     if not settings.ANTHROPIC_API_KEY:
         raise FatalJudgeError("ANTHROPIC_API_KEY is not set: the anthropic backend needs it (or use --backend offline)")
-    return {"api_key": settings.ANTHROPIC_API_KEY, "base_url": settings.ANTHROPIC_BASE_URL or None,
-            "max_retries": settings.JUDGE_MAX_RETRIES, "timeout": settings.JUDGE_TIMEOUT}
+    return {
+        "api_key": settings.ANTHROPIC_API_KEY,
+        "base_url": settings.ANTHROPIC_BASE_URL or None,
+        "max_retries": settings.JUDGE_MAX_RETRIES,
+        "timeout": settings.JUDGE_TIMEOUT,
+    }
 
 
 def make_client():
@@ -37,8 +41,10 @@ def make_client():
 
 def _usage(u):
     return {
-        "input": u.input_tokens or 0, "output": u.output_tokens or 0,
-        "cache_write": u.cache_creation_input_tokens or 0, "cache_read": u.cache_read_input_tokens or 0,
+        "input": u.input_tokens or 0,
+        "output": u.output_tokens or 0,
+        "cache_write": u.cache_creation_input_tokens or 0,
+        "cache_read": u.cache_read_input_tokens or 0,
     }
 
 
@@ -95,7 +101,8 @@ class LLMJudge:
         """requests: [(custom_id, params)] -> batch id."""
         try:
             batch = self.client.messages.batches.create(
-                requests=[{"custom_id": cid, "params": params} for cid, params in requests])
+                requests=[{"custom_id": cid, "params": params} for cid, params in requests]
+            )
         except FATAL as exc:
             raise FatalJudgeError(f"{type(exc).__name__}: {exc}") from exc
         return batch.id
@@ -111,7 +118,11 @@ class LLMJudge:
                 yield item.custom_id, outcome_from_message(stage_of(item.custom_id), result.message)
             elif result.type == "errored":
                 err = getattr(result.error, "error", None)
-                yield item.custom_id, Outcome(error=f"batch item errored: {getattr(err, 'type', '')} "
-                                                    f"{getattr(err, 'message', '')}".strip())
+                yield (
+                    item.custom_id,
+                    Outcome(
+                        error=f"batch item errored: {getattr(err, 'type', '')} {getattr(err, 'message', '')}".strip()
+                    ),
+                )
             else:
                 yield item.custom_id, Outcome(error=f"batch item {result.type}")

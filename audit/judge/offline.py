@@ -30,13 +30,31 @@ very just only own same too both either neither nor per via"""
 STOPWORDS = frozenset(_STOPWORDS.split())
 _NEGATIONS = "not no never none cannot nobody nothing neither nor without"
 NEGATIONS = frozenset(_NEGATIONS.split())
-SUFFIXES = ("ational", "ization", "ingly", "ation", "ments", "ment", "ness", "ings", "ies", "ing", "ied", "ly",
-            "ed", "es", "s", "e")
+SUFFIXES = (
+    "ational",
+    "ization",
+    "ingly",
+    "ation",
+    "ments",
+    "ment",
+    "ness",
+    "ings",
+    "ies",
+    "ing",
+    "ied",
+    "ly",
+    "ed",
+    "es",
+    "s",
+    "e",
+)
 REFUSAL = re.compile(
     r"\b(?:unable to (?:answer|provide|determine)|(?:cannot|can't|can not) (?:answer|provide|determine|be determined)"
     r"|none of the passages|(?:passages?|context|information) (?:provided |given |above )?"
     r"(?:do|does|did)(?: not|n't) |not (?:explicitly |specifically |directly )?(?:stated|mentioned|specified|"
-    r"provided|given|addressed|covered|found|included) in the (?:provided |given |above )?passages?)", re.I)
+    r"provided|given|addressed|covered|found|included) in the (?:provided |given |above )?passages?)",
+    re.I,
+)
 # "Passage 2 says", "(step 5)", "Option 1": numbers that name a part of the text, not a fact to match.
 REFERENCE = re.compile(r"\b(?:passages?|steps?|options?)\s+\d+(?:\s*(?:,|and|&|or)\s*\d+)*\b", re.I)
 TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[a-z]+(?:'[a-z]+)?")
@@ -45,11 +63,21 @@ ELSEWHERE = 0.5  # credit for a claim word found in the same passage but outside
 
 
 def spec():
-    return {"name": NAME, "threshold": THRESHOLD, "contradict_threshold": CONTRADICT_THRESHOLD,
-            "min_words_to_contradict": MIN_WORDS_TO_CONTRADICT, "window": WINDOW, "elsewhere": ELSEWHERE,
-            "stopwords": sorted(STOPWORDS), "negations": sorted(NEGATIONS), "suffixes": SUFFIXES,
-            "refusal": REFUSAL.pattern, "reference": REFERENCE.pattern, "token": TOKEN.pattern,
-            "decompose": offline_decompose.SPEC}
+    return {
+        "name": NAME,
+        "threshold": THRESHOLD,
+        "contradict_threshold": CONTRADICT_THRESHOLD,
+        "min_words_to_contradict": MIN_WORDS_TO_CONTRADICT,
+        "window": WINDOW,
+        "elsewhere": ELSEWHERE,
+        "stopwords": sorted(STOPWORDS),
+        "negations": sorted(NEGATIONS),
+        "suffixes": SUFFIXES,
+        "refusal": REFUSAL.pattern,
+        "reference": REFERENCE.pattern,
+        "token": TOKEN.pattern,
+        "decompose": offline_decompose.SPEC,
+    }
 
 
 def offline_version():
@@ -58,7 +86,8 @@ def offline_version():
     s = spec()
     digest = hashlib.sha256(json.dumps(s, sort_keys=True).encode()).hexdigest()
     version, _ = JudgeVersion.objects.get_or_create(
-        content_hash=digest, defaults={"kind": JudgeVersion.Kind.OFFLINE, "name": NAME, "spec": s})
+        content_hash=digest, defaults={"kind": JudgeVersion.Kind.OFFLINE, "name": NAME, "spec": s}
+    )
     return version
 
 
@@ -90,31 +119,37 @@ def _windows(passages):
         spans = [(m.start(), m.end()) for m in SENTENCE.finditer(text) if m.group().strip()]
         for size in range(1, WINDOW + 1):
             for i in range(len(spans) - size + 1):
-                window = text[spans[i][0]:spans[i + size - 1][1]].strip()
+                window = text[spans[i][0] : spans[i + size - 1][1]].strip()
                 yield pid, window, size == 1, _analyse(window), whole
 
 
 def _number_clash(claim_tokens, window_tokens):
     """A number of the claim missing from the window while the window has another number next to one
     of the same words ("completed in 1925" vs "completed in 1889")."""
+
     def neighbours(tokens):
         out = {}
         for i, t in enumerate(tokens):
             if t[0].isdigit():
-                near = tokens[max(0, i - 2):i] + tokens[i + 1:i + 3]
+                near = tokens[max(0, i - 2) : i] + tokens[i + 1 : i + 3]
                 out[_stem(t)] = {_stem(w) for w in near if w not in STOPWORDS and not w[0].isdigit()}
         return out
 
     mine, theirs = neighbours(claim_tokens), neighbours(window_tokens)
-    return any(n not in theirs and any(words & other for m, other in theirs.items() if m != n)
-               for n, words in mine.items())
+    return any(
+        n not in theirs and any(words & other for m, other in theirs.items() if m != n) for n, words in mine.items()
+    )
 
 
 def verify(passages, claim):
     """passages: [(external_id, text)]. Returns the same dict shape as the LLM's verify output."""
     if REFUSAL.search(claim):
-        return {"verdict": "non_assertive", "evidence": "", "passage_id": "",
-                "reason": "says the passages do not answer: not scored"}
+        return {
+            "verdict": "non_assertive",
+            "evidence": "",
+            "passage_id": "",
+            "reason": "says the passages do not answer: not scored",
+        }
     tokens, wanted, negated = _analyse(REFERENCE.sub(" ", claim))
     if not wanted:
         return {"verdict": "non_assertive", "evidence": "", "passage_id": "", "reason": "no content words"}
@@ -138,13 +173,25 @@ def verify(passages, claim):
         best = max(best, (recall, pid, window), key=lambda b: b[0])
     recall, pid, window = best
     if recall >= THRESHOLD:
-        return {"verdict": "supported", "evidence": window, "passage_id": pid,
-                "reason": f"content words found in one passage window (overlap {recall:.2f})"}
+        return {
+            "verdict": "supported",
+            "evidence": window,
+            "passage_id": pid,
+            "reason": f"content words found in one passage window (overlap {recall:.2f})",
+        }
     if clash[0]:  # no window supports it, and one sentence with the same words says the opposite
-        return {"verdict": "contradicted", "evidence": clash[2], "passage_id": clash[1],
-                "reason": f"{clash[3]} in the sentence matching its words (overlap {clash[0]:.2f})"}
-    return {"verdict": "unsupported", "evidence": "", "passage_id": "",
-            "reason": f"best content-word overlap {recall:.2f} is below {THRESHOLD}"}
+        return {
+            "verdict": "contradicted",
+            "evidence": clash[2],
+            "passage_id": clash[1],
+            "reason": f"{clash[3]} in the sentence matching its words (overlap {clash[0]:.2f})",
+        }
+    return {
+        "verdict": "unsupported",
+        "evidence": "",
+        "passage_id": "",
+        "reason": f"best content-word overlap {recall:.2f} is below {THRESHOLD}",
+    }
 
 
 class OfflineJudge:

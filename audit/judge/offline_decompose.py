@@ -15,30 +15,42 @@ import re
 CITATION = re.compile(
     r"\s*\((?=[^()]*\bpassages?\b)[^()]{0,60}\)"  # (Passage 1), (passages 2 & 3), (unspecified in passages)
     r"|\b(?:according to|as (?:stated|mentioned|suggested|described|shown|noted) in|per) "
-    r"(?:the )?passages?(?: \d+(?:(?:,| and| &) ?\d+)*)?\s*,?", re.I)
+    r"(?:the )?passages?(?: \d+(?:(?:,| and| &) ?\d+)*)?\s*,?",
+    re.I,
+)
 PREAMBLE = re.compile(
     r"^(?:(?:based on|according to|from|using) (?:the )?(?:provided |given |retrieved |above )?"
     r"(?:passages?|context|information|documents?|sources?)(?: \d+)?\s*[,:]\s*"
     r"|(?:note|please note|it is important to note|it's important to note|note also)(?: that)?\s*[,:]?\s+"
-    r"|(?:therefore|thus|so|in summary|in conclusion|overall|additionally|however|also)\s*,\s*)+", re.I)
+    r"|(?:therefore|thus|so|in summary|in conclusion|overall|additionally|however|also)\s*,\s*)+",
+    re.I,
+)
 NON_ASSERTIVE = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|you're welcome|i hope (this|that) helps|hope (this|that) helps|"
     r"let me know|please let me know|feel free|great question|good question|good luck|sure|certainly|of course|"
-    r"here is|here's|here are)\b[^.!?]{0,80}[.!?]*\s*$", re.I)
+    r"here is|here's|here are)\b[^.!?]{0,80}[.!?]*\s*$",
+    re.I,
+)
 LEAD_IN_NOISE = re.compile(r"^(?:here (?:is|are)|there are)\s+|,?\s*(?:as follows|the following)\s*$", re.I)
 LIST_MARKER = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 ITEM_LABEL = re.compile(r"[A-Z][\w' -]{0,40}:\s+(?=\S)")  # "Education system: While India's ..."
 SENTENCE = re.compile(r".+?(?:[.!?]+[\"')\]]*(?=\s+[A-Z0-9\"'(]|\s*$)|$)", re.S)
 CLAUSE_SPLIT = re.compile(r";\s+|,?\s+(?:and|whereas)\s+(?=\S)|,\s+while\s+(?=\S)")
-VERBISH = re.compile(r"\b(is|are|was|were|has|have|had|can|could|will|would|may|might|must|should|does|did|do"
-                     r"|makes?|made|uses?|used|takes?|took|gives?|gave|contains?|includes?|means?|meant"
-                     r"|\w{3,}ed)\b", re.I)
+VERBISH = re.compile(
+    r"\b(is|are|was|were|has|have|had|can|could|will|would|may|might|must|should|does|did|do"
+    r"|makes?|made|uses?|used|takes?|took|gives?|gave|contains?|includes?|means?|meant"
+    r"|\w{3,}ed)\b",
+    re.I,
+)
 WORD = re.compile(r"[a-z0-9]+", re.I)
 FRAGMENT_WORDS = 6  # a list item this short with no verb does not stand alone: it gets the lead-in
 # Only a lead-in that ends like the start of a predicate can take an item ("X are" + "Diarrhea");
 # "here is how to grill a steak:" + "Replace the grate" would read as nonsense, so it is dropped.
-FOLDS_INTO = re.compile(r"\b(?:are|is|were|was|include|includes|including|such as|contain|contains|involve|"
-                        r"involves|consist of|consists of|be)$", re.I)
+FOLDS_INTO = re.compile(
+    r"\b(?:are|is|were|was|include|includes|including|such as|contain|contains|involve|"
+    r"involves|consist of|consists of|be)$",
+    re.I,
+)
 
 
 def _blank(text):
@@ -52,8 +64,8 @@ def _clauses(s, start, end):
     cuts = [m for m in CLAUSE_SPLIT.finditer(s, start, end)]
     pieces, begin = [], start
     for i, cut in enumerate(cuts):
-        right = s[cut.end():cuts[i + 1].start() if i + 1 < len(cuts) else end]
-        left, words = s[begin:cut.start()], right.split()
+        right = s[cut.end() : cuts[i + 1].start() if i + 1 < len(cuts) else end]
+        left, words = s[begin : cut.start()], right.split()
         if len(left.split()) >= 3 and VERBISH.search(left) and len(words) >= 3 and VERBISH.search(" ".join(words[:2])):
             pieces.append((begin, cut.start()))
             begin = cut.end()
@@ -88,7 +100,7 @@ def decompose_spans(text):
     masked, out, offset, lead_in = _blank(text), [], 0, None
     for raw in text.splitlines(keepends=True):
         line_start, offset = offset, offset + len(raw)
-        line = masked[line_start:line_start + len(raw.rstrip("\r\n"))]
+        line = masked[line_start : line_start + len(raw.rstrip("\r\n"))]
         if not line.strip():
             continue
         marker = LIST_MARKER.match(line)
@@ -105,7 +117,7 @@ def decompose_spans(text):
             pre = PREAMBLE.match(sentence)
             start += pre.end() if pre else 0
             if sentence.endswith(":"):
-                lead_in = _tidy(LEAD_IN_NOISE.sub("", masked[start:end - 1]))
+                lead_in = _tidy(LEAD_IN_NOISE.sub("", masked[start : end - 1]))
                 continue
             for a, b in _clauses(masked, start, end):
                 a, b = _trim(masked, a, b)
@@ -123,7 +135,15 @@ def decompose(text):
     return [claim for claim, _, _ in decompose_spans(text)]
 
 
-SPEC = {"citation": CITATION.pattern, "preamble": PREAMBLE.pattern, "non_assertive": NON_ASSERTIVE.pattern,
-        "lead_in_noise": LEAD_IN_NOISE.pattern, "item_label": ITEM_LABEL.pattern, "sentence": SENTENCE.pattern,
-        "clause_split": CLAUSE_SPLIT.pattern, "verbish": VERBISH.pattern, "fragment_words": FRAGMENT_WORDS,
-        "folds_into": FOLDS_INTO.pattern}
+SPEC = {
+    "citation": CITATION.pattern,
+    "preamble": PREAMBLE.pattern,
+    "non_assertive": NON_ASSERTIVE.pattern,
+    "lead_in_noise": LEAD_IN_NOISE.pattern,
+    "item_label": ITEM_LABEL.pattern,
+    "sentence": SENTENCE.pattern,
+    "clause_split": CLAUSE_SPLIT.pattern,
+    "verbish": VERBISH.pattern,
+    "fragment_words": FRAGMENT_WORDS,
+    "folds_into": FOLDS_INTO.pattern,
+}

@@ -74,7 +74,7 @@ def build_spec(model=None, effort=None):
         "decompose_schema": DECOMPOSE_SCHEMA,
         "decompose_max_tokens": DECOMPOSE_MAX_TOKENS,
         "verify_system": VERIFY_SYSTEM,
-        "verify_passage_format": "<passage id=\"{id}\">\n{text}\n</passage>",
+        "verify_passage_format": '<passage id="{id}">\n{text}\n</passage>',
         "verify_schema": VERIFY_SCHEMA,
         "verify_max_tokens": VERIFY_MAX_TOKENS,
     }
@@ -92,8 +92,13 @@ def anthropic_version(model=None, effort=None):
     spec = build_spec(model, effort)
     version, _ = JudgeVersion.objects.get_or_create(
         content_hash=spec_hash(spec),
-        defaults={"kind": JudgeVersion.Kind.ANTHROPIC, "name": f"{PROMPT_SET} {spec['model']} effort={spec['effort']}",
-                  "model": spec["model"], "effort": spec["effort"], "spec": spec},
+        defaults={
+            "kind": JudgeVersion.Kind.ANTHROPIC,
+            "name": f"{PROMPT_SET} {spec['model']} effort={spec['effort']}",
+            "model": spec["model"],
+            "effort": spec["effort"],
+            "spec": spec,
+        },
     )
     return version
 

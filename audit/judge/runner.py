@@ -169,7 +169,7 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
     pool = CallPool(judge, concurrency) if judge.priced else InlineExecutor(judge)
     # Submit ahead of the pool (4x its size): slots never wait on the coordinator's writes.
     window = 4 * concurrency if judge.priced else OFFLINE_WINDOW
-    chunks = deque(answer_ids[i:i + CHUNK] for i in range(0, len(answer_ids), CHUNK))
+    chunks = deque(answer_ids[i : i + CHUNK] for i in range(0, len(answer_ids), CHUNK))
     decompose_q, verify_q, in_flight, over_budget = deque(), deque(), {}, False
     finished = Finished(LINGER if judge.priced else 0.0)
 
@@ -243,16 +243,19 @@ def _execute(run, rec, runner, progress, retry_failed):
         raise
     except BaseException as exc:
         with suppress(LeaseLost):  # taken over meanwhile: the row is the new execution's to write
-            finish(run, rec, JudgeRun.Status.FAILED,
-                   f"Interrupted ({type(exc).__name__}: {exc}). Run it again to resume.")
+            finish(
+                run, rec, JudgeRun.Status.FAILED, f"Interrupted ({type(exc).__name__}: {exc}). Run it again to resume."
+            )
         raise
     status = JudgeRun.Status.BUDGET if over_budget else JudgeRun.Status.DONE
     return finish(run, rec, status, summary(run, over_budget))
 
 
 def summary(run, over_budget):
-    text = (f"{run.answers_done} of {run.answers_total} answers done, {run.claims_done} claims judged, "
-            f"{run.items_failed} failed item{'s' if run.items_failed != 1 else ''}")
+    text = (
+        f"{run.answers_done} of {run.answers_total} answers done, {run.claims_done} claims judged, "
+        f"{run.items_failed} failed item{'s' if run.items_failed != 1 else ''}"
+    )
     if run.items_failed:
         text += " (see the failures; they can be retried)"
     if over_budget:

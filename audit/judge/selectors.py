@@ -12,5 +12,6 @@ def judge_run(run_id):
 
 
 def run_failures(run, limit=50):
-    return list(JudgeFailure.objects.filter(run=run, resolved=False).select_related("answer", "claim")
-                .order_by("id")[:limit])
+    return list(
+        JudgeFailure.objects.filter(run=run, resolved=False).select_related("answer", "claim").order_by("id")[:limit]
+    )

@@ -16,8 +16,17 @@ class JudgeRunError(ValueError):
     """A run cannot be created as asked; the message says why."""
 
 
-def judge_run_create(*, backend="anthropic", dataset=None, audit=None, answers=None, user=None, use_batch=False,
-                     budget_usd=None, budget_tokens=None):
+def judge_run_create(
+    *,
+    backend="anthropic",
+    dataset=None,
+    audit=None,
+    answers=None,
+    user=None,
+    use_batch=False,
+    budget_usd=None,
+    budget_tokens=None,
+):
     """A queued run over a dataset, an audit's sample, or explicit answers (exactly one of them).
     dataset and audit may be given as objects or by name; answers as objects or ids."""
     if backend not in BACKENDS:
@@ -36,9 +45,15 @@ def judge_run_create(*, backend="anthropic", dataset=None, audit=None, answers=N
     version = anthropic_version() if backend == "anthropic" else offline_version()
     answer_ids = [getattr(a, "pk", a) for a in answers] if answers is not None else []
     return JudgeRun.objects.create(
-        judge_version=version, backend=backend, dataset=dataset or (audit.dataset if audit else None), audit=audit,
-        answer_ids=answer_ids, use_batch=use_batch and backend == "anthropic", created_by=user,
-        budget_usd=budget_usd, budget_tokens=budget_tokens,
+        judge_version=version,
+        backend=backend,
+        dataset=dataset or (audit.dataset if audit else None),
+        audit=audit,
+        answer_ids=answer_ids,
+        use_batch=use_batch and backend == "anthropic",
+        created_by=user,
+        budget_usd=budget_usd,
+        budget_tokens=budget_tokens,
         answers_total=len(answer_ids) if answers is not None else _count(dataset, audit),
     )
 

@@ -16,9 +16,23 @@ from audit.judge.guard import evidence_guard
 from audit.models import Answer, Claim, ClaimOrigin, JudgeFailure, JudgeRun, JudgeVerdict, Passage
 
 FLUSH_SECONDS = 1.0  # progress counters reach the run row at most this often
-FLUSHED = ["status", "message", "batch_ids", "answers_total", "answers_done", "claims_done", "items_failed",
-           "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "cost_usd",
-           "started_at", "finished_at", "heartbeat_at"]
+FLUSHED = [
+    "status",
+    "message",
+    "batch_ids",
+    "answers_total",
+    "answers_done",
+    "claims_done",
+    "items_failed",
+    "input_tokens",
+    "output_tokens",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "cost_usd",
+    "started_at",
+    "finished_at",
+    "heartbeat_at",
+]
 
 
 class LeaseLost(Exception):  # noqa: N818 - a signal to stop, not an error of this execution
@@ -56,14 +70,23 @@ def scope_answer_ids(run):
 def load_states(run, answer_ids, *, retry_failed=False):
     """Answers that already have claims (imported or from an earlier run) are never decomposed again;
     claims that already have a verdict of this version are never verified again."""
-    answers = Answer.objects.filter(id__in=answer_ids).order_by("id").prefetch_related(
-        Prefetch("passages", queryset=Passage.objects.order_by("position"), to_attr="plist"),
-        Prefetch("claims", queryset=Claim.objects.order_by("position"), to_attr="clist"))
-    verdicted = set(JudgeVerdict.objects.filter(judge_version_id=run.judge_version_id, claim__answer_id__in=answer_ids)
-                    .values_list("claim_id", flat=True))
+    answers = (
+        Answer.objects.filter(id__in=answer_ids)
+        .order_by("id")
+        .prefetch_related(
+            Prefetch("passages", queryset=Passage.objects.order_by("position"), to_attr="plist"),
+            Prefetch("claims", queryset=Claim.objects.order_by("position"), to_attr="clist"),
+        )
+    )
+    verdicted = set(
+        JudgeVerdict.objects.filter(judge_version_id=run.judge_version_id, claim__answer_id__in=answer_ids).values_list(
+            "claim_id", flat=True
+        )
+    )
     open_failures = {}
     for stage, answer_id, claim_id in JudgeFailure.objects.filter(
-            run=run, resolved=False, answer_id__in=answer_ids).values_list("stage", "answer_id", "claim_id"):
+        run=run, resolved=False, answer_id__in=answer_ids
+    ).values_list("stage", "answer_id", "claim_id"):
         open_failures.setdefault(answer_id, set()).add((stage, claim_id))
     states = []
     for a in answers:
@@ -71,8 +94,11 @@ def load_states(run, answer_ids, *, retry_failed=False):
         st = AnswerState(a.id, a.text, passages, failed=open_failures.get(a.id, set()))
         if not a.clist:
             st.needs_decompose = retry_failed or ("decompose", None) not in st.failed
-        st.todo_claims = [(c.id, c.text) for c in a.clist
-                          if c.id not in verdicted and (retry_failed or ("verify", c.id) not in st.failed)]
+        st.todo_claims = [
+            (c.id, c.text)
+            for c in a.clist
+            if c.id not in verdicted and (retry_failed or ("verify", c.id) not in st.failed)
+        ]
         states.append(st)
     return states
 
@@ -101,8 +127,9 @@ class Recorder:
         r = self.run
         r.answers_total, r.answers_done = len(answer_ids), 0
         # A subquery, not the id list: SQLite caps the number of query parameters.
-        r.claims_done = JudgeVerdict.objects.filter(judge_version_id=r.judge_version_id,
-                                                    claim__answer__in=scope(r).values("id")).count()
+        r.claims_done = JudgeVerdict.objects.filter(
+            judge_version_id=r.judge_version_id, claim__answer__in=scope(r).values("id")
+        ).count()
         r.items_failed = JudgeFailure.objects.filter(run=r, resolved=False).count()
         self.flush(force=True)
 
@@ -134,8 +161,17 @@ class Recorder:
         for i, item in enumerate(texts):
             text, start, end = item if isinstance(item, tuple) else (item, *locate(st.text, item, cursor))
             cursor = end if end is not None else cursor
-            rows.append(Claim(answer_id=st.id, position=i, text=text, span_start=start, span_end=end,
-                              origin=ClaimOrigin.JUDGE, judge_version_id=self.run.judge_version_id))
+            rows.append(
+                Claim(
+                    answer_id=st.id,
+                    position=i,
+                    text=text,
+                    span_start=start,
+                    span_end=end,
+                    origin=ClaimOrigin.JUDGE,
+                    judge_version_id=self.run.judge_version_id,
+                )
+            )
         try:
             with transaction.atomic():
                 Claim.objects.bulk_create(rows)
@@ -150,10 +186,19 @@ class Recorder:
         for st, claim_id, data in items:
             passage = st.passage_text(data["passage_id"]) if data["passage_id"] else None
             scored, passed = evidence_guard(data["verdict"], data["evidence"], passage)
-            rows.append(JudgeVerdict(claim_id=claim_id, judge_version_id=self.run.judge_version_id, run=self.run,
-                                     raw_verdict=data["verdict"], verdict=scored, evidence=data["evidence"],
-                                     passage_external_id=data["passage_id"], reason=data["reason"][:2000],
-                                     guard_passed=passed))
+            rows.append(
+                JudgeVerdict(
+                    claim_id=claim_id,
+                    judge_version_id=self.run.judge_version_id,
+                    run=self.run,
+                    raw_verdict=data["verdict"],
+                    verdict=scored,
+                    evidence=data["evidence"],
+                    passage_external_id=data["passage_id"],
+                    reason=data["reason"][:2000],
+                    guard_passed=passed,
+                )
+            )
             self.resolve(st, "verify", claim_id)
         JudgeVerdict.objects.bulk_create(rows, ignore_conflicts=True)  # a concurrent run may have stored one
         self.run.claims_done += len(rows)
@@ -162,8 +207,9 @@ class Recorder:
         """One open failure per item: a retry that fails again updates it."""
         fields = {"error": outcome.error[:5000], "raw": outcome.raw[:100_000]}
         if (stage, claim_id) in st.failed:
-            JudgeFailure.objects.filter(run=self.run, answer_id=st.id, stage=stage, claim_id=claim_id,
-                                        resolved=False).update(**fields)
+            JudgeFailure.objects.filter(
+                run=self.run, answer_id=st.id, stage=stage, claim_id=claim_id, resolved=False
+            ).update(**fields)
             return
         JudgeFailure.objects.create(run=self.run, answer_id=st.id, stage=stage, claim_id=claim_id, **fields)
         st.failed.add((stage, claim_id))
@@ -171,8 +217,9 @@ class Recorder:
 
     def resolve(self, st, stage, claim_id):
         if (stage, claim_id) in st.failed:
-            JudgeFailure.objects.filter(run=self.run, answer_id=st.id, stage=stage, claim_id=claim_id,
-                                        resolved=False).update(resolved=True)
+            JudgeFailure.objects.filter(
+                run=self.run, answer_id=st.id, stage=stage, claim_id=claim_id, resolved=False
+            ).update(resolved=True)
             st.failed.discard((stage, claim_id))
             self.run.items_failed -= 1
 

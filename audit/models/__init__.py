@@ -4,7 +4,20 @@ from audit.models.judge import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVersio
 from audit.models.judgements import AnswerJudgement, AnswerJudgementSync
 
 __all__ = [
-    "Answer", "AnswerJudgement", "AnswerJudgementSync", "Audit", "AuditAnswer", "AuditStatus", "Claim",
-    "ClaimOrigin", "Dataset", "ImportBatch",
-    "JudgeFailure", "JudgeRun", "JudgeVerdict", "JudgeVersion", "Passage", "Verdict",
+    "Answer",
+    "AnswerJudgement",
+    "AnswerJudgementSync",
+    "Audit",
+    "AuditAnswer",
+    "AuditStatus",
+    "Claim",
+    "ClaimOrigin",
+    "Dataset",
+    "ImportBatch",
+    "JudgeFailure",
+    "JudgeRun",
+    "JudgeVerdict",
+    "JudgeVersion",
+    "Passage",
+    "Verdict",
 ]

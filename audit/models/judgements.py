@@ -26,7 +26,8 @@ class AnswerJudgementSync(models.Model):
     version's verdicts when they were last derived. Verdicts are insert-only, so a larger count with
     only newer ids means 'recompute the answers of the new verdicts'; anything else means 'rebuild'."""
 
-    judge_version = models.OneToOneField("audit.JudgeVersion", models.CASCADE, primary_key=True,
-                                         related_name="judgement_sync")
+    judge_version = models.OneToOneField(
+        "audit.JudgeVersion", models.CASCADE, primary_key=True, related_name="judgement_sync"
+    )
     verdicts = models.BigIntegerField(default=0)
     last_verdict_id = models.BigIntegerField(default=0)

@@ -38,9 +38,13 @@ METHODS = [
 def answer_gold_table(answers, gold_long, submitted, keys):
     """Per answer: gold counts per verdict and whether gold is complete.
     answers: keys + n_claims; gold_long: keys + verdict + n; submitted: keys + n (submitted assignments)."""
-    wide = (gold_long.pivot_table(index=keys, columns="verdict", values="n", aggfunc="sum", fill_value=0)
-            .reindex(columns=list(VERDICTS), fill_value=0) if len(gold_long) else
-            pd.DataFrame(columns=list(VERDICTS), index=pd.MultiIndex.from_tuples([], names=keys)))
+    wide = (
+        gold_long.pivot_table(index=keys, columns="verdict", values="n", aggfunc="sum", fill_value=0).reindex(
+            columns=list(VERDICTS), fill_value=0
+        )
+        if len(gold_long)
+        else pd.DataFrame(columns=list(VERDICTS), index=pd.MultiIndex.from_tuples([], names=keys))
+    )
     wide.columns = list(COUNT_COLUMNS)
     out = answers.set_index(keys).join(wide.astype(int), how="left").fillna(dict.fromkeys(COUNT_COLUMNS, 0))
     out[list(COUNT_COLUMNS)] = out[list(COUNT_COLUMNS)].astype(int)
@@ -48,7 +52,8 @@ def answer_gold_table(answers, gold_long, submitted, keys):
     out["submitted"] = subm.reindex(out.index).fillna(0).astype(int).to_numpy()
     n_gold = out[list(COUNT_COLUMNS)].sum(axis=1)
     out["complete"] = ((out["n_claims"] > 0) & (n_gold >= out["n_claims"])) | (
-        (out["n_claims"] == 0) & (out["submitted"] >= 2))
+        (out["n_claims"] == 0) & (out["submitted"] >= 2)
+    )
     return out.reset_index()
 
 
@@ -60,12 +65,16 @@ def claim_frame(f):
     gold = f["gold"][["claim_id", "verdict", "source"]].rename(columns={"verdict": "gold", "source": "gold_source"})
     cl = cl.merge(gold, on="claim_id", how="left")
     labels = f["labels"].drop_duplicates(["claim_id", "slot"])
-    labels = (labels.pivot(index="claim_id", columns="slot", values="verdict") if len(labels)
-              else pd.DataFrame(index=pd.Index([], name="claim_id")))
+    labels = (
+        labels.pivot(index="claim_id", columns="slot", values="verdict")
+        if len(labels)
+        else pd.DataFrame(index=pd.Index([], name="claim_id"))
+    )
     cl = cl.merge(labels.reindex(columns=["A", "B"]), left_on="claim_id", right_index=True, how="left")
     judge = f["judge"] if f["judge"] is not None else pd.DataFrame(columns=JUDGE_COLUMNS)
-    judge = judge[JUDGE_COLUMNS].rename(columns={"verdict": "judge", "raw_verdict": "judge_raw",
-                                                 "guard_passed": "guard"})
+    judge = judge[JUDGE_COLUMNS].rename(
+        columns={"verdict": "judge", "raw_verdict": "judge_raw", "guard_passed": "guard"}
+    )
     return cl.merge(judge, on="claim_id", how="left")
 
 
@@ -75,18 +84,24 @@ def pass_fail(flags):
 
 def annotator_agreement(cl, seed, resamples):
     both = cl[cl["A"].notna() & cl["B"].notna()]
-    claims = agreement(both["answer_id"].tolist(), both["A"].tolist(), both["B"].tolist(), VERDICTS,
-                       seed=seed, resamples=resamples)
+    claims = agreement(
+        both["answer_id"].tolist(), both["A"].tolist(), both["B"].tolist(), VERDICTS, seed=seed, resamples=resamples
+    )
     per = both.assign(fa=both["A"].isin(BAD), fb=both["B"].isin(BAD)).groupby("answer_id")[["fa", "fb"]].any()
-    answers = agreement(per.index.tolist(), pass_fail(per["fa"]), pass_fail(per["fb"]), PASS_FAIL,
-                        seed=seed, resamples=resamples)
+    answers = agreement(
+        per.index.tolist(), pass_fail(per["fa"]), pass_fail(per["fb"]), PASS_FAIL, seed=seed, resamples=resamples
+    )
     return {"claims": claims, "answers": answers, "reading": reliability_reading(claims["krippendorff_alpha"])}
 
 
 def pair_stats(a, b):
     t = table_from_pairs(a, b, VERDICTS)
-    return {"agree": int(np.trace(t)), "percent_agreement": percent_agreement(t), "cohen_kappa": cohen_kappa(t),
-            "gwet_ac1": gwet_ac1(t)}
+    return {
+        "agree": int(np.trace(t)),
+        "percent_agreement": percent_agreement(t),
+        "cohen_kappa": cohen_kappa(t),
+        "gwet_ac1": gwet_ac1(t),
+    }
 
 
 def judge_vs_gold(cl, answers, f, versions, version, seed, resamples):
@@ -105,22 +120,38 @@ def judge_vs_gold(cl, answers, f, versions, version, seed, resamples):
     ans_w = weighted_table(ans_j, ans_g, ans["weight"], PASS_FAIL)
     guard = f["judge"]["guard_passed"]
     return {
-        "versions": versions, "version": version,
-        "matrix": {"columns": list(VERDICTS), "rows": [
-            {"judge": r, "cells": [{"gold": c, "count": int(counts.loc[r, c]), "weighted": float(wsum.loc[r, c])}
-                                   for c in VERDICTS]} for r in JUDGE_ROWS]},
+        "versions": versions,
+        "version": version,
+        "matrix": {
+            "columns": list(VERDICTS),
+            "rows": [
+                {
+                    "judge": r,
+                    "cells": [
+                        {"gold": c, "count": int(counts.loc[r, c]), "weighted": float(wsum.loc[r, c])} for c in VERDICTS
+                    ],
+                }
+                for r in JUDGE_ROWS
+            ],
+        },
         "without_verdict": int((g["judge"] == "none").sum()),
         "awaiting_gold": int((cl["judge"].notna() & cl["gold"].isna()).sum()),
         "guard_failed": int((guard == False).sum()),  # noqa: E712  (None: no evidence needed)
-        "claims": agreement(s["answer_id"].tolist(), s["judge"].tolist(), s["gold"].tolist(), VERDICTS,
-                            seed=seed, resamples=resamples),
+        "claims": agreement(
+            s["answer_id"].tolist(), s["judge"].tolist(), s["gold"].tolist(), VERDICTS, seed=seed, resamples=resamples
+        ),
         "sampled": classification_summary(table_from_pairs(s["judge"], s["gold"], VERDICTS), VERDICTS),
         "weighted": classification_summary(weighted_table(s["judge"], s["gold"], s["weight"], VERDICTS), VERDICTS),
         "answers": agreement(ans["answer_id"].tolist(), ans_j, ans_g, PASS_FAIL, seed=seed, resamples=resamples)
-        | {"fail_detection": precision_recall(table_from_pairs(ans_j, ans_g, PASS_FAIL), PASS_FAIL)["fail"],
-           "weighted_accuracy": stat(np.trace(ans_w) / ans_w.sum()) if ans_w.sum() else not_computable("no answers")},
-        "noise_floor": {"n": len(noise), "judge": pair_stats(noise["judge"], noise["gold"]),
-                        "annotators": pair_stats(noise["A"], noise["B"])},
+        | {
+            "fail_detection": precision_recall(table_from_pairs(ans_j, ans_g, PASS_FAIL), PASS_FAIL)["fail"],
+            "weighted_accuracy": stat(np.trace(ans_w) / ans_w.sum()) if ans_w.sum() else not_computable("no answers"),
+        },
+        "noise_floor": {
+            "n": len(noise),
+            "judge": pair_stats(noise["judge"], noise["gold"]),
+            "annotators": pair_stats(noise["A"], noise["B"]),
+        },
     }
 
 
@@ -130,10 +161,18 @@ def trend(audit):
     table = answer_gold_table(d["answers"], d["gold"], d["submitted"], keys)
     done = table[table["complete"]].assign(fail=lambda t: (t["n_contradicted"] + t["n_unsupported"]) > 0)
     by_audit = done.groupby("audit_id")["fail"].agg(["sum", "count"])
-    points = [{"audit_id": int(a.id), "name": a.name, "created_at": a.created_at.isoformat(), "status": a.status,
-               "current": a.id == audit.id,
-               "fails": int(by_audit["sum"].get(a.id, 0)), "n": int(by_audit["count"].get(a.id, 0))}
-              for a in d["audits"].itertuples()]
+    points = [
+        {
+            "audit_id": int(a.id),
+            "name": a.name,
+            "created_at": a.created_at.isoformat(),
+            "status": a.status,
+            "current": a.id == audit.id,
+            "fails": int(by_audit["sum"].get(a.id, 0)),
+            "n": int(by_audit["count"].get(a.id, 0)),
+        }
+        for a in d["audits"].itertuples()
+    ]
     series = fail_rate_series(points)
     current = next((p for p in series if p["current"]), None)
     change = current["change"] if current else not_computable("audit not found")
@@ -156,10 +195,16 @@ def tables(audit, version):
     items = f["items"].assign(n_claims=lambda t: t["answer_id"].map(cl.groupby("answer_id").size()).fillna(0))
     gold_long = cl[cl["gold"].notna()].groupby(["answer_id", "gold"]).size().rename("n").reset_index()
     subm = f["assignments"][f["assignments"]["status"] == "submitted"]
-    submitted = subm.groupby("audit_answer_id").size().rename("n").reset_index().merge(
-        f["items"][["id", "answer_id"]], left_on="audit_answer_id", right_on="id")[["answer_id", "n"]]
-    answers = answer_gold_table(items.rename(columns={"id": "item_id"}), gold_long.rename(columns={"gold": "verdict"}),
-                                submitted, ["answer_id"])
+    submitted = (
+        subm.groupby("audit_answer_id")
+        .size()
+        .rename("n")
+        .reset_index()
+        .merge(f["items"][["id", "answer_id"]], left_on="audit_answer_id", right_on="id")[["answer_id", "n"]]
+    )
+    answers = answer_gold_table(
+        items.rename(columns={"id": "item_id"}), gold_long.rename(columns={"gold": "verdict"}), submitted, ["answer_id"]
+    )
     return f, cl, answers, subm
 
 
@@ -169,11 +214,21 @@ def build_report(audit, judge_version_id=None, *, resamples=1000):
     seed = int(audit.seed) % 2**32
     f, cl, answers, subm = tables(audit, version)
     report = {
-        "audit": {"id": audit.id, "name": audit.name, "status": audit.status, "size": audit.size,
-                  "population_size": audit.population_size, "created_at": audit.created_at.isoformat()},
-        "coverage": {"answers": len(answers), "answers_complete_gold": int(answers["complete"].sum()),
-                     "claims": len(cl), "claims_with_gold": int(cl["gold"].notna().sum()),
-                     "claims_labelled_twice": int((cl["A"].notna() & cl["B"].notna()).sum())},
+        "audit": {
+            "id": audit.id,
+            "name": audit.name,
+            "status": audit.status,
+            "size": audit.size,
+            "population_size": audit.population_size,
+            "created_at": audit.created_at.isoformat(),
+        },
+        "coverage": {
+            "answers": len(answers),
+            "answers_complete_gold": int(answers["complete"].sum()),
+            "claims": len(cl),
+            "claims_with_gold": int(cl["gold"].notna().sum()),
+            "claims_labelled_twice": int((cl["A"].notna() & cl["B"].notna()).sum()),
+        },
         "faithfulness": faithfulness(answers[answers["complete"]], seed=seed),
         "agreement": annotator_agreement(cl, seed, resamples),
         "judge": judge_vs_gold(cl, answers, f, versions, version, seed, resamples),

@@ -10,14 +10,35 @@ import numpy as np
 from audit.report.stats_common import BAD, VERDICTS
 
 VERDICT_CLASSES = (*VERDICTS, *(f"not_{v}" for v in VERDICTS), "bad", "not_bad", "any", "none")
-CLAIM_CHOICES = {"gold": VERDICT_CLASSES, "judge": VERDICT_CLASSES, "a": VERDICTS, "b": VERDICTS,
-                 "either": VERDICTS, "disagree": ("annotators", "judge"), "both": ("1",),
-                 "guard": ("failed", "passed"), "scope": ("complete",)}
-ANSWER_CHOICES = {"gold": ("fail", "pass", "any"), "judge": ("fail", "pass", "any"),
-                  "disagree": ("annotators", "judge"), "both": ("1",)}
-WORDS = {"gold": "gold verdict", "judge": "judge verdict", "a": "annotator A", "b": "annotator B",
-         "either": "either annotator said", "disagree": "disagreement", "both": "labelled by both annotators",
-         "guard": "evidence guard", "scope": "answers with", "stratum": "stratum"}
+CLAIM_CHOICES = {
+    "gold": VERDICT_CLASSES,
+    "judge": VERDICT_CLASSES,
+    "a": VERDICTS,
+    "b": VERDICTS,
+    "either": VERDICTS,
+    "disagree": ("annotators", "judge"),
+    "both": ("1",),
+    "guard": ("failed", "passed"),
+    "scope": ("complete",),
+}
+ANSWER_CHOICES = {
+    "gold": ("fail", "pass", "any"),
+    "judge": ("fail", "pass", "any"),
+    "disagree": ("annotators", "judge"),
+    "both": ("1",),
+}
+WORDS = {
+    "gold": "gold verdict",
+    "judge": "judge verdict",
+    "a": "annotator A",
+    "b": "annotator B",
+    "either": "either annotator said",
+    "disagree": "disagreement",
+    "both": "labelled by both annotators",
+    "guard": "evidence guard",
+    "scope": "answers with",
+    "stratum": "stratum",
+}
 
 
 class BadFilter(ValueError):
@@ -89,8 +110,12 @@ def claim_mask(cl, answers, flt):
 def answer_flags(cl, answers):
     """Per answer, as the report computes them: gold fail (complete gold only), judged (complete gold and a
     verdict on every claim) and judge fail, annotator pass/fail over the claims both labelled."""
-    bad = cl.assign(gbad=cl["gold"].isin(BAD), jbad=cl["judge"].isin(BAD), jmiss=cl["judge"].isna(),
-                    both=cl["A"].notna() & cl["B"].notna())
+    bad = cl.assign(
+        gbad=cl["gold"].isin(BAD),
+        jbad=cl["judge"].isin(BAD),
+        jmiss=cl["judge"].isna(),
+        both=cl["A"].notna() & cl["B"].notna(),
+    )
     bad = bad.assign(abad=bad["both"] & bad["A"].isin(BAD), bbad=bad["both"] & bad["B"].isin(BAD))
     per = bad.groupby("answer_id")[["gbad", "jbad", "jmiss", "both", "abad", "bbad"]].any()
     a = answers.join(per, on="answer_id")

@@ -14,61 +14,118 @@ def _frame(qs, columns):
 
 def judge_versions(audit):
     """Versions with verdicts on this audit's claims, newest first, with their verdict counts."""
-    qs = (JudgeVersion.objects.filter(verdicts__claim__answer__audit_items__audit=audit)
-          .annotate(n_verdicts=Count("verdicts")).defer("spec").order_by("-created_at", "-id"))
-    return [{"id": v.id, "label": v.label, "kind": v.kind, "n_verdicts": v.n_verdicts,
-             "offline": v.kind == JudgeVersion.Kind.OFFLINE} for v in qs]
+    qs = (
+        JudgeVersion.objects.filter(verdicts__claim__answer__audit_items__audit=audit)
+        .annotate(n_verdicts=Count("verdicts"))
+        .defer("spec")
+        .order_by("-created_at", "-id")
+    )
+    return [
+        {
+            "id": v.id,
+            "label": v.label,
+            "kind": v.kind,
+            "n_verdicts": v.n_verdicts,
+            "offline": v.kind == JudgeVersion.Kind.OFFLINE,
+        }
+        for v in qs
+    ]
 
 
 def audit_frames(audit, judge_version_id):
     """Everything the report needs about one audit, one query per table."""
-    items = _frame(AuditAnswer.objects.filter(audit=audit).annotate(external_id=F("answer__external_id")),
-                   ["id", "answer_id", "external_id", "position", "stratum", "stratum_population", "stratum_sample",
-                    "weight"])
+    items = _frame(
+        AuditAnswer.objects.filter(audit=audit).annotate(external_id=F("answer__external_id")),
+        ["id", "answer_id", "external_id", "position", "stratum", "stratum_population", "stratum_sample", "weight"],
+    )
     claims = _frame(Claim.objects.filter(answer__audit_items__audit=audit), ["id", "answer_id", "position"])
     labels = _frame(
         Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status=Assignment.Status.SUBMITTED)
-        .exclude(verdict="").annotate(slot=F("assignment__slot")), ["claim_id", "slot", "verdict"])
-    assignments = _frame(Assignment.objects.filter(audit_answer__audit=audit),
-                         ["audit_answer_id", "slot", "status", "active_seconds"])
+        .exclude(verdict="")
+        .annotate(slot=F("assignment__slot")),
+        ["claim_id", "slot", "verdict"],
+    )
+    assignments = _frame(
+        Assignment.objects.filter(audit_answer__audit=audit), ["audit_answer_id", "slot", "status", "active_seconds"]
+    )
     gold = _frame(GoldLabel.objects.filter(audit=audit), ["claim_id", "verdict", "source"])
-    judge = _frame(JudgeVerdict.objects.filter(judge_version_id=judge_version_id,
-                                               claim__answer__audit_items__audit=audit),
-                   ["claim_id", "verdict", "raw_verdict", "guard_passed"]) if judge_version_id else None
-    return {"items": items, "claims": claims, "labels": labels, "assignments": assignments, "gold": gold,
-            "judge": judge}
+    judge = (
+        _frame(
+            JudgeVerdict.objects.filter(judge_version_id=judge_version_id, claim__answer__audit_items__audit=audit),
+            ["claim_id", "verdict", "raw_verdict", "guard_passed"],
+        )
+        if judge_version_id
+        else None
+    )
+    return {
+        "items": items,
+        "claims": claims,
+        "labels": labels,
+        "assignments": assignments,
+        "gold": gold,
+        "judge": judge,
+    }
 
 
 def dataset_gold_counts(dataset_id):
     """For every audit of a dataset: its answers with their claim counts, and gold counts per
     (audit, answer, verdict). Aggregated in SQL: three queries whatever the number of audits."""
-    audits = _frame(Audit.objects.filter(dataset_id=dataset_id).order_by("created_at", "id"),
-                    ["id", "name", "created_at", "status"])
-    answers = _frame(AuditAnswer.objects.filter(audit__dataset_id=dataset_id).values("audit_id", "answer_id")
-                     .annotate(n_claims=Count("answer__claims")).order_by(), ["audit_id", "answer_id", "n_claims"])
-    submitted = _frame(Assignment.objects.filter(audit_answer__audit__dataset_id=dataset_id,
-                                                 status=Assignment.Status.SUBMITTED)
-                       .values(audit_id=F("audit_answer__audit_id"), answer_id=F("audit_answer__answer_id"))
-                       .annotate(n=Count("id")).order_by(), ["audit_id", "answer_id", "n"])
-    gold = _frame(GoldLabel.objects.filter(audit__dataset_id=dataset_id)
-                  .values("audit_id", "verdict", answer_id=F("claim__answer_id")).annotate(n=Count("id")).order_by(),
-                  ["audit_id", "answer_id", "verdict", "n"])
+    audits = _frame(
+        Audit.objects.filter(dataset_id=dataset_id).order_by("created_at", "id"), ["id", "name", "created_at", "status"]
+    )
+    answers = _frame(
+        AuditAnswer.objects.filter(audit__dataset_id=dataset_id)
+        .values("audit_id", "answer_id")
+        .annotate(n_claims=Count("answer__claims"))
+        .order_by(),
+        ["audit_id", "answer_id", "n_claims"],
+    )
+    submitted = _frame(
+        Assignment.objects.filter(audit_answer__audit__dataset_id=dataset_id, status=Assignment.Status.SUBMITTED)
+        .values(audit_id=F("audit_answer__audit_id"), answer_id=F("audit_answer__answer_id"))
+        .annotate(n=Count("id"))
+        .order_by(),
+        ["audit_id", "answer_id", "n"],
+    )
+    gold = _frame(
+        GoldLabel.objects.filter(audit__dataset_id=dataset_id)
+        .values("audit_id", "verdict", answer_id=F("claim__answer_id"))
+        .annotate(n=Count("id"))
+        .order_by(),
+        ["audit_id", "answer_id", "verdict", "n"],
+    )
     return {"audits": audits, "answers": answers, "submitted": submitted, "gold": gold}
 
 
 def cell_claims(audit, judge_version_id, judge, gold):
     """The claims behind one confusion-matrix cell: gold says `gold`, the judge said `judge` ('none': no verdict)."""
     verdicts = JudgeVerdict.objects.filter(claim=OuterRef("claim_id"), judge_version_id=judge_version_id)
-    qs = (GoldLabel.objects.filter(audit=audit, verdict=gold)
-          .annotate(judge_verdict=Subquery(verdicts.values("verdict")[:1]),
-                    raw_verdict=Subquery(verdicts.values("raw_verdict")[:1]),
-                    guard_passed=Subquery(verdicts.values("guard_passed")[:1]),
-                    claim_text=F("claim__text"), answer_id=F("claim__answer_id"),
-                    external_id=F("claim__answer__external_id"))
-          .order_by("claim__answer_id", "claim__position"))
+    qs = (
+        GoldLabel.objects.filter(audit=audit, verdict=gold)
+        .annotate(
+            judge_verdict=Subquery(verdicts.values("verdict")[:1]),
+            raw_verdict=Subquery(verdicts.values("raw_verdict")[:1]),
+            guard_passed=Subquery(verdicts.values("guard_passed")[:1]),
+            claim_text=F("claim__text"),
+            answer_id=F("claim__answer_id"),
+            external_id=F("claim__answer__external_id"),
+        )
+        .order_by("claim__answer_id", "claim__position")
+    )
     qs = qs.filter(judge_verdict__isnull=True) if judge == "none" else qs.filter(judge_verdict=judge)
-    return list(qs.values("claim_id", "claim_text", "answer_id", "external_id", "verdict", "source",
-                          "judge_verdict", "raw_verdict", "guard_passed"))
+    return list(
+        qs.values(
+            "claim_id",
+            "claim_text",
+            "answer_id",
+            "external_id",
+            "verdict",
+            "source",
+            "judge_verdict",
+            "raw_verdict",
+            "guard_passed",
+        )
+    )
 
 
 EXCERPT = 160  # characters of question/answer shown in drill-down lists
@@ -77,12 +134,17 @@ EXCERPT = 160  # characters of question/answer shown in drill-down lists
 def claim_texts(claim_ids):
     """Claim text with its answer's id, question and text excerpts, for one page of a drill-down list."""
     qs = Claim.objects.filter(id__in=list(claim_ids)).values(
-        "id", "text", external_id=F("answer__external_id"), question_start=Substr("answer__question", 1, EXCERPT),
-        answer_text=Substr("answer__text", 1, EXCERPT))
+        "id",
+        "text",
+        external_id=F("answer__external_id"),
+        question_start=Substr("answer__question", 1, EXCERPT),
+        answer_text=Substr("answer__text", 1, EXCERPT),
+    )
     return {r["id"]: r for r in qs}
 
 
 def answer_texts(answer_ids):
     qs = Answer.objects.filter(id__in=list(answer_ids)).values(
-        "id", "external_id", question_start=Substr("question", 1, EXCERPT), answer_text=Substr("text", 1, EXCERPT))
+        "id", "external_id", question_start=Substr("question", 1, EXCERPT), answer_text=Substr("text", 1, EXCERPT)
+    )
     return {r["id"]: r for r in qs}

@@ -19,6 +19,7 @@ RESAMPLES = 1000
 
 # ---------- point estimates on one k x k table (rows: rater 1, columns: rater 2) ----------
 
+
 def table_from_pairs(a, b, categories):
     index = {c: i for i, c in enumerate(categories)}
     t = np.zeros((len(categories), len(categories)))
@@ -80,8 +81,11 @@ def gwet_ac1_multi(counts, q=None):
     pi = np.mean(c[r >= 1] / r[r >= 1, None], axis=0)
     pe = (pi * (1 - pi)).sum() / (q - 1)
     fleiss_pe = (pi**2).sum()
-    return stat((pa - pe) / (1 - pe), p_a=float(pa),
-                fleiss_kappa=float((pa - fleiss_pe) / (1 - fleiss_pe)) if fleiss_pe < 1 else None)
+    return stat(
+        (pa - pe) / (1 - pe),
+        p_a=float(pa),
+        fleiss_kappa=float((pa - fleiss_pe) / (1 - fleiss_pe)) if fleiss_pe < 1 else None,
+    )
 
 
 def krippendorff_alpha(a, b):
@@ -129,11 +133,17 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
     categories = list(categories)
     table = table_from_pairs(a, b, categories)
     out = {
-        "categories": categories, "table": table.astype(int).tolist(), "n": len(a),
-        "answers": len(set(cluster_ids)), "agree": int(np.trace(table)),
-        "percent_agreement": percent_agreement(table), "cohen_kappa": cohen_kappa(table),
-        "krippendorff_alpha": krippendorff_alpha(list(a), list(b)), "gwet_ac1": gwet_ac1(table),
-        "specific": specific_agreement(table, categories), "ci_why": None,
+        "categories": categories,
+        "table": table.astype(int).tolist(),
+        "n": len(a),
+        "answers": len(set(cluster_ids)),
+        "agree": int(np.trace(table)),
+        "percent_agreement": percent_agreement(table),
+        "cohen_kappa": cohen_kappa(table),
+        "krippendorff_alpha": krippendorff_alpha(list(a), list(b)),
+        "gwet_ac1": gwet_ac1(table),
+        "specific": specific_agreement(table, categories),
+        "ci_why": None,
     }
     if out["answers"] < 2:
         out["ci_why"] = "not computable: fewer than two answers to resample"
@@ -142,8 +152,9 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
     rng = np.random.default_rng(seed)
     tables = (resample_matrix(per.shape[0], resamples, rng) @ per).reshape(resamples, len(categories), -1)
     boot = batch_stats(tables)
-    figures = [(out[name], boot[name]) for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha",
-                                                     "gwet_ac1")]
+    figures = [
+        (out[name], boot[name]) for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha", "gwet_ac1")
+    ]
     figures += [(out["specific"][c], boot["specific"][:, i]) for i, c in enumerate(categories)]
     for figure, samples in figures:
         if figure["value"] is not None:

@@ -50,14 +50,17 @@ def mean_with_ci(values, seed):
         return stat(v.mean(), n=1, ci_why="not computable: one answer only")
     res = bootstrap((v,), np.mean, n_resamples=1000, method="percentile", rng=np.random.default_rng(seed))
     ci = res.confidence_interval
-    return stat(v.mean(), [ci.low, ci.high] if v.min() < v.max() else [v.mean(), v.mean()], n=len(v),
-                ci_method="percentile bootstrap over answers")
+    return stat(
+        v.mean(),
+        [ci.low, ci.high] if v.min() < v.max() else [v.mean(), v.mean()],
+        n=len(v),
+        ci_method="percentile bootstrap over answers",
+    )
 
 
 def stratified_mean(groups):
     """groups: list of (name, N_h, values). Returns the weighted mean with its design-based CI."""
-    groups = [(name, N, np.asarray(v, dtype=float)[np.isfinite(np.asarray(v, dtype=float))])
-              for name, N, v in groups]
+    groups = [(name, N, np.asarray(v, dtype=float)[np.isfinite(np.asarray(v, dtype=float))]) for name, N, v in groups]
     empty = [name for name, N, v in groups if len(v) == 0 and N > 0]
     if not groups or empty:
         return not_computable(f"stratum {empty[0]!r} has no usable answers" if empty else "no strata")
@@ -81,8 +84,10 @@ def stratified_mean(groups):
     ci = None if why else [max(0.0, est - Z95 * var**0.5), min(1.0, est + Z95 * var**0.5)]
     method = "stratified normal 95% with finite population correction, clipped to [0, 1]"
     if borrowed:
-        method += (f"; {len(borrowed)} single-answer strat{'um' if len(borrowed) == 1 else 'a'} borrow the "
-                   "variance of all sampled answers")
+        method += (
+            f"; {len(borrowed)} single-answer strat{'um' if len(borrowed) == 1 else 'a'} borrow the "
+            "variance of all sampled answers"
+        )
     return stat(est, ci, population=int(total), ci_why=why, ci_method=method, borrowed_variance=borrowed)
 
 
@@ -90,28 +95,45 @@ def faithfulness(frame, seed=0):
     """frame: one row per answer with complete gold: stratum, stratum_population and COUNT_COLUMNS."""
     if len(frame) == 0:
         why = "no answer has complete gold labels yet"
-        return {"answers": 0, "fail_rate": not_computable(why), "claim_ratio_mean": not_computable(why),
-                "claim_ratio_pooled": not_computable(why), "counts": dict.fromkeys(COUNT_COLUMNS, 0),
-                "strata": [], "weighted": {"fail_rate": not_computable(why), "claim_ratio_mean": not_computable(why)}}
+        return {
+            "answers": 0,
+            "fail_rate": not_computable(why),
+            "claim_ratio_mean": not_computable(why),
+            "claim_ratio_pooled": not_computable(why),
+            "counts": dict.fromkeys(COUNT_COLUMNS, 0),
+            "strata": [],
+            "weighted": {"fail_rate": not_computable(why), "claim_ratio_mean": not_computable(why)},
+        }
     f = answer_outcomes(pd.DataFrame(frame))
     scored = int(f["scored"].sum())
     out = {
-        "answers": len(f), "fails": int(f["fail"].sum()), "fail_rate": wilson(int(f["fail"].sum()), len(f)),
+        "answers": len(f),
+        "fails": int(f["fail"].sum()),
+        "fail_rate": wilson(int(f["fail"].sum()), len(f)),
         "claim_ratio_mean": mean_with_ci(f["ratio"], seed),
-        "claim_ratio_pooled": stat(f["n_supported"].sum() / scored, n=scored) if scored
+        "claim_ratio_pooled": stat(f["n_supported"].sum() / scored, n=scored)
+        if scored
         else not_computable("no scored claims"),
         "counts": {c: int(f[c].sum()) for c in COUNT_COLUMNS} | {"scored": scored},
         "answers_failing_with_contradiction": int((f["n_contradicted"] > 0).sum()),
     }
     groups = list(f.groupby("stratum", sort=True))
     total = float(sum(g["stratum_population"].iloc[0] for _, g in groups))
-    out["strata"] = [{
-        "stratum": str(name), "population": int(g["stratum_population"].iloc[0]), "answers": len(g),
-        "share": g["stratum_population"].iloc[0] / total if total else None,
-        "fail_rate": wilson(int(g["fail"].sum()), len(g)),
-        "claim_ratio_mean": stat(g["ratio"].mean()) if g["ratio"].notna().any() else not_computable("no scored claim"),
-        "contradicted": int(g["n_contradicted"].sum()), "unsupported": int(g["n_unsupported"].sum()),
-    } for name, g in groups]
+    out["strata"] = [
+        {
+            "stratum": str(name),
+            "population": int(g["stratum_population"].iloc[0]),
+            "answers": len(g),
+            "share": g["stratum_population"].iloc[0] / total if total else None,
+            "fail_rate": wilson(int(g["fail"].sum()), len(g)),
+            "claim_ratio_mean": stat(g["ratio"].mean())
+            if g["ratio"].notna().any()
+            else not_computable("no scored claim"),
+            "contradicted": int(g["n_contradicted"].sum()),
+            "unsupported": int(g["n_unsupported"].sum()),
+        }
+        for name, g in groups
+    ]
     out["weighted"] = {
         "fail_rate": stratified_mean([(n, g["stratum_population"].iloc[0], g["fail"]) for n, g in groups]),
         "claim_ratio_mean": stratified_mean([(n, g["stratum_population"].iloc[0], g["ratio"]) for n, g in groups]),

@@ -26,15 +26,21 @@ def bad_claim_table(table, categories):
     """Collapse to 2x2: bad (unsupported or contradicted) vs not bad, rows judge, columns gold."""
     t = np.asarray(table, dtype=float)
     bad = np.array([c in BAD for c in categories])
-    return np.array([[t[np.ix_(bad, bad)].sum(), t[np.ix_(bad, ~bad)].sum()],
-                     [t[np.ix_(~bad, bad)].sum(), t[np.ix_(~bad, ~bad)].sum()]])
+    return np.array(
+        [
+            [t[np.ix_(bad, bad)].sum(), t[np.ix_(bad, ~bad)].sum()],
+            [t[np.ix_(~bad, bad)].sum(), t[np.ix_(~bad, ~bad)].sum()],
+        ]
+    )
 
 
 def classification_summary(table, categories):
     """Point estimates from a judge x gold table (counts, or weights for population figures)."""
     t = np.asarray(table, dtype=float)
     return {
-        "accuracy": percent_agreement(t), "cohen_kappa": cohen_kappa(t), "gwet_ac1": gwet_ac1(t),
+        "accuracy": percent_agreement(t),
+        "cohen_kappa": cohen_kappa(t),
+        "gwet_ac1": gwet_ac1(t),
         "per_verdict": precision_recall(t, categories),
         "bad_claim": precision_recall(bad_claim_table(t, categories), ["bad", "not_bad"])["bad"],
     }

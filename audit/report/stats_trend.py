@@ -27,11 +27,22 @@ def compare_fail_rates(prev_fails, prev_n, fails, n):
         z, p = proportions_ztest([fails, prev_fails], [n, prev_n])
         test = "two-proportion z-test (pooled, two-sided)"
     regression = bool(p < ALPHA and diff > 0)
-    return stat(diff, test=test, z=None if z is None else float(z), p_value=float(p),
-                min_expected=float(expected.min()), regression=regression,
-                reading=("Regression: the fail rate rose significantly" if regression
-                         else "Significant fall in the fail rate" if p < ALPHA
-                         else "No significant change") + " at the 5% level.")
+    return stat(
+        diff,
+        test=test,
+        z=None if z is None else float(z),
+        p_value=float(p),
+        min_expected=float(expected.min()),
+        regression=regression,
+        reading=(
+            "Regression: the fail rate rose significantly"
+            if regression
+            else "Significant fall in the fail rate"
+            if p < ALPHA
+            else "No significant change"
+        )
+        + " at the 5% level.",
+    )
 
 
 def fail_rate_series(points):
@@ -40,8 +51,11 @@ def fail_rate_series(points):
     out, prev = [], None
     for pt in points:
         row = dict(pt, fail_rate=wilson(pt["fails"], pt["n"]))
-        row["change"] = (compare_fail_rates(prev["fails"], prev["n"], pt["fails"], pt["n"])
-                         if prev and pt["n"] else not_computable("no earlier audit with gold to compare"))
+        row["change"] = (
+            compare_fail_rates(prev["fails"], prev["n"], pt["fails"], pt["n"])
+            if prev and pt["n"]
+            else not_computable("no earlier audit with gold to compare")
+        )
         if pt["n"]:
             prev = pt
         out.append(row)
@@ -53,13 +67,21 @@ def effort(assignment_seconds, audit_size, annotators=2):
     s = np.asarray(assignment_seconds, dtype=float)
     if len(s) == 0:
         why = "no submitted assignments"
-        return {"assignments": 0, "hours": stat(0.0), "median_minutes": not_computable(why),
-                "projected_hours": not_computable(why)}
+        return {
+            "assignments": 0,
+            "hours": stat(0.0),
+            "median_minutes": not_computable(why),
+            "projected_hours": not_computable(why),
+        }
     med = float(np.median(s)) / 60
     return {
-        "assignments": len(s), "hours": stat(s.sum() / 3600),
+        "assignments": len(s),
+        "hours": stat(s.sum() / 3600),
         "median_minutes": stat(med),
-        "projected_hours": stat(med * annotators * audit_size / 60, audit_size=audit_size, annotators=annotators,
-                                note="median minutes per answer x 2 annotators x n / 60; adjudication time "
-                                     "is not counted"),
+        "projected_hours": stat(
+            med * annotators * audit_size / 60,
+            audit_size=audit_size,
+            annotators=annotators,
+            note="median minutes per answer x 2 annotators x n / 60; adjudication time is not counted",
+        ),
     }

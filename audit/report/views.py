@@ -15,11 +15,15 @@ from audit.roles import lead_required
 
 def _charts(r):
     f = r["faithfulness"]
-    rows = [{"label": "all answers (sampled)", **f["fail_rate"]},
-            {"label": "population-weighted", **f["weighted"]["fail_rate"]}]
+    rows = [
+        {"label": "all answers (sampled)", **f["fail_rate"]},
+        {"label": "population-weighted", **f["weighted"]["fail_rate"]},
+    ]
     rows += [{"label": f"stratum {s['stratum']}", **s["fail_rate"]} for s in f["strata"]]
-    return {"strata": charts.forest_chart(rows, "Fail rate by stratum, 95% CIs"),
-            "trend": charts.trend_chart(r["trend"]["points"])}
+    return {
+        "strata": charts.forest_chart(rows, "Fail rate by stratum, 95% CIs"),
+        "trend": charts.trend_chart(r["trend"]["points"]),
+    }
 
 
 @lead_required
@@ -33,8 +37,9 @@ def report(request, audit_id):
 @lead_required
 def report_json(request, audit_id):
     audit = get_object_or_404(Audit, pk=audit_id)
-    response = JsonResponse(add_links(build_report(audit, request.GET.get("version")), audit.id),
-                            json_dumps_params={"allow_nan": False})
+    response = JsonResponse(
+        add_links(build_report(audit, request.GET.get("version")), audit.id), json_dumps_params={"allow_nan": False}
+    )
     response["Content-Disposition"] = f'attachment; filename="report-{audit.id}.json"'
     return response
 
@@ -45,9 +50,14 @@ PAGE_SIZE = 100
 def _page(request, d, texts, key):
     """One page of a drill-down list: Paginator over row numbers, texts fetched for that page only."""
     page = Paginator(range(len(d["rows"])), PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = d["rows"].iloc[page.start_index() - 1:page.end_index()] if len(d["rows"]) else d["rows"]
-    return {"page": page, "rows": drill.page_records(rows, texts(rows[key].tolist()), key),
-            "total": len(d["rows"]), "version": d["version"], "described": filters.describe(d["filters"])}
+    rows = d["rows"].iloc[page.start_index() - 1 : page.end_index()] if len(d["rows"]) else d["rows"]
+    return {
+        "page": page,
+        "rows": drill.page_records(rows, texts(rows[key].tolist()), key),
+        "total": len(d["rows"]),
+        "version": d["version"],
+        "described": filters.describe(d["filters"]),
+    }
 
 
 @lead_required

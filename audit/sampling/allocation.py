@@ -32,6 +32,7 @@ def weights(populations, method, fail_rates=None, default_p=DEFAULT_FAIL_RATE):
 
 def _continuous(target, w, lower, upper):
     """x_h = clamp(c * w_h, lower_h, upper_h) with sum x_h == target (bisection on c; S(c) is monotone)."""
+
     def total(c):
         return sum(min(u, max(lo, c * wh)) for wh, lo, u in zip(w, lower, upper, strict=True))
 
@@ -70,8 +71,7 @@ def _round(target, x, lower, upper):
     return n
 
 
-def allocate(populations, n, method=PROPORTIONAL, *, min_per_stratum=0, fail_rates=None,
-             default_p=DEFAULT_FAIL_RATE):
+def allocate(populations, n, method=PROPORTIONAL, *, min_per_stratum=0, fail_rates=None, default_p=DEFAULT_FAIL_RATE):
     """populations: [(label, N_h)] in display order. Returns [n_h] summing to min(n, sum N_h)."""
     if n < 0 or min_per_stratum < 0:
         raise ValueError("sample size and minimum per stratum must not be negative")
@@ -94,8 +94,13 @@ def design_table(populations, sizes, fail_rates=None):
     """[{stratum, population, sample, inclusion_probability, weight}] for Audit.design."""
     rows = []
     for (label, N), k in zip(populations, sizes, strict=True):
-        row = {"stratum": label, "population": N, "sample": k,
-               "inclusion_probability": k / N if N else 0.0, "weight": N / k if k else None}
+        row = {
+            "stratum": label,
+            "population": N,
+            "sample": k,
+            "inclusion_probability": k / N if N else 0.0,
+            "weight": N / k if k else None,
+        }
         if fail_rates is not None:
             row["expected_fail_rate"] = float(fail_rates.get(label, DEFAULT_FAIL_RATE))
         rows.append(row)

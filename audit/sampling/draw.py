@@ -47,8 +47,8 @@ def strata_counts(qs, keys, judge_version_id=None):
         rows = [tuple(qs.aggregate(**counts).values())]
     out = []
     for r in rows:
-        values, ns = list(r[: len(group)]), r[len(group):]
-        for outcome, n in (zip(pop.JUDGE_OUTCOMES, ns, strict=True) if j is not None else [(None, ns[0])]):
+        values, ns = list(r[: len(group)]), r[len(group) :]
+        for outcome, n in zip(pop.JUDGE_OUTCOMES, ns, strict=True) if j is not None else [(None, ns[0])]:
             v = tuple(values if j is None else values[:j] + [outcome] + values[j:])
             if n:
                 out.append((pop.stratum_label(keys, v), v, n))
@@ -99,8 +99,9 @@ def draw(qs, keys, strata, sizes, seed, judge_version_id=None):
     while wanted:
         thresholds = {label: _threshold(n, N, factor[label]) for label, (_, n, N) in wanted.items()}
         if keys:
-            limit = StratumLimit(_row_key(exprs.values()),
-                                 [(SEP.join(wanted[label][0]), t) for label, t in thresholds.items()])
+            limit = StratumLimit(
+                _row_key(exprs.values()), [(SEP.join(wanted[label][0]), t) for label, t in thresholds.items()]
+            )
             rows = base.filter(_k__lt=max(thresholds.values())).filter(_k__lt=limit)
         else:
             rows = base.filter(_k__lt=thresholds["all"])

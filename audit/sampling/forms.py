@@ -25,20 +25,33 @@ class AuditForm(forms.Form):
     dataset = forms.ModelChoiceField(Dataset.objects.all())
     created_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     created_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    meta_filters = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                                   help_text="One 'field = value' per line: keep answers whose metadata matches.")
+    meta_filters = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="One 'field = value' per line: keep answers whose metadata matches.",
+    )
     exclude_audited = forms.BooleanField(required=False, label="Exclude answers already in an audit")
     size = forms.IntegerField(min_value=1, max_value=5000, initial=150)
-    strata = forms.CharField(required=False, label="Strata keys",
-                             help_text="Comma separated: judge, length, meta.FIELD. Empty: simple random sample.")
-    judge_version = forms.ModelChoiceField(JudgeVersion.objects.all(), required=False,
-                                           help_text="For the judge key; default: the latest with verdicts here.")
+    strata = forms.CharField(
+        required=False,
+        label="Strata keys",
+        help_text="Comma separated: judge, length, meta.FIELD. Empty: simple random sample.",
+    )
+    judge_version = forms.ModelChoiceField(
+        JudgeVersion.objects.all(),
+        required=False,
+        help_text="For the judge key; default: the latest with verdicts here.",
+    )
     allocation = forms.ChoiceField(choices=Audit.Allocation.choices, initial="proportional")
-    default_fail_rate = forms.FloatField(min_value=0, max_value=1, initial=DEFAULT_FAIL_RATE,
-                                         label="Expected failure rate (Neyman)")
-    fail_rates = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                                 label="Per-stratum failure rates",
-                                 help_text="One 'stratum = rate' per line, e.g. 'judge=fail = 0.6'.")
+    default_fail_rate = forms.FloatField(
+        min_value=0, max_value=1, initial=DEFAULT_FAIL_RATE, label="Expected failure rate (Neyman)"
+    )
+    fail_rates = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Per-stratum failure rates",
+        help_text="One 'stratum = rate' per line, e.g. 'judge=fail = 0.6'.",
+    )
     min_per_stratum = forms.IntegerField(min_value=0, max_value=5000, initial=0)
     seed = forms.IntegerField(required=False, min_value=0, max_value=SEED_MAX, help_text="Empty: a random seed.")
 
@@ -81,9 +94,15 @@ class AuditForm(forms.Form):
             f["created_to"] = d["created_to"].isoformat()
         if d["judge_version"]:
             f["judge_version"] = d["judge_version"].id
-        return {"dataset": d["dataset"], "population_filter": f, "strata_keys": d["strata"],
-                "allocation_method": d["allocation"], "size": d["size"], "min_per_stratum": d["min_per_stratum"],
-                "expected_fail_rates": {"*": d["default_fail_rate"], **d["fail_rates"]}}
+        return {
+            "dataset": d["dataset"],
+            "population_filter": f,
+            "strata_keys": d["strata"],
+            "allocation_method": d["allocation"],
+            "size": d["size"],
+            "min_per_stratum": d["min_per_stratum"],
+            "expected_fail_rates": {"*": d["default_fail_rate"], **d["fail_rates"]},
+        }
 
 
 def _annotator_field(multiple=False):

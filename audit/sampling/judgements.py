@@ -25,19 +25,25 @@ _DERIVE = """
     GROUP BY v.judge_version_id, c.answer_id
 """
 # Answers having a verdict of the version newer than the stamp.
-_NEW_ANSWERS = ("SELECT c2.answer_id FROM {verdict} v2 INNER JOIN {claim} c2 ON c2.id = v2.claim_id "
-                "WHERE v2.judge_version_id = %s AND v2.id > %s")
+_NEW_ANSWERS = (
+    "SELECT c2.answer_id FROM {verdict} v2 INNER JOIN {claim} c2 ON c2.id = v2.claim_id "
+    "WHERE v2.judge_version_id = %s AND v2.id > %s"
+)
 
 
 def _sql(template, **extra):
-    tables = {"aj": AnswerJudgement._meta.db_table, "verdict": JudgeVerdict._meta.db_table,
-              "claim": Claim._meta.db_table}
+    tables = {
+        "aj": AnswerJudgement._meta.db_table,
+        "verdict": JudgeVerdict._meta.db_table,
+        "claim": Claim._meta.db_table,
+    }
     return template.format(**tables, **{k: v.format(**tables) for k, v in extra.items()})
 
 
 def _stamp(judge_version_id, after=0):
     agg = JudgeVerdict.objects.filter(judge_version_id=judge_version_id, id__gt=after).aggregate(
-        n=Count("id"), last=Max("id"))
+        n=Count("id"), last=Max("id")
+    )
     return agg["n"], agg["last"] or 0
 
 
@@ -56,9 +62,11 @@ def judgements_sync(judge_version_id):
     with connection.cursor() as cur:
         if new is not None and n == sync.verdicts + new:
             scope = [judge_version_id, sync.last_verdict_id]
-            rows.filter(answer_id__in=Claim.objects.filter(
-                judge_verdicts__judge_version_id=judge_version_id,
-                judge_verdicts__id__gt=sync.last_verdict_id).values("answer_id")).delete()
+            rows.filter(
+                answer_id__in=Claim.objects.filter(
+                    judge_verdicts__judge_version_id=judge_version_id, judge_verdicts__id__gt=sync.last_verdict_id
+                ).values("answer_id")
+            ).delete()
             cur.execute(_sql(_DERIVE, scope="AND c.answer_id IN (" + _NEW_ANSWERS + ")"), [*params, *scope])
             outcome = "incremental"
         else:

@@ -59,13 +59,19 @@ def plan_rebalance(assignments, newcomer, loads):
     partners = {}
     moves = []
     while loads[newcomer] < goal:
-        donors = [p for p in loads if p != newcomer and loads[p] > loads[newcomer] + 1
-                  and any(item not in busy for _, item, _ in options.get(p, []))]
+        donors = [
+            p
+            for p in loads
+            if p != newcomer
+            and loads[p] > loads[newcomer] + 1
+            and any(item not in busy for _, item, _ in options.get(p, []))
+        ]
         if not donors:
             break
         donor = min(donors, key=lambda p: (-loads[p], rank[p]))
-        aid, item, other = min((o for o in options[donor] if o[1] not in busy),
-                               key=lambda o: (partners.get(o[2], 0), o[0]))
+        aid, item, other = min(
+            (o for o in options[donor] if o[1] not in busy), key=lambda o: (partners.get(o[2], 0), o[0])
+        )
         busy.add(item)
         partners[other] = partners.get(other, 0) + 1
         loads[donor] -= 1

@@ -63,8 +63,15 @@ def stratum_expression(key, judge_version_id=None, judge_joined=True):
     if key == "judge":
         if judge_version_id is None:
             return Value("unjudged", output_field=TextField())
-        outcome = F("_judgement__outcome") if judge_joined else Subquery(AnswerJudgement.objects.filter(
-            judge_version_id=judge_version_id, answer=OuterRef("pk")).values("outcome"))
+        outcome = (
+            F("_judgement__outcome")
+            if judge_joined
+            else Subquery(
+                AnswerJudgement.objects.filter(judge_version_id=judge_version_id, answer=OuterRef("pk")).values(
+                    "outcome"
+                )
+            )
+        )
         return Coalesce(outcome, Value("unjudged"), output_field=TextField())
     raise StrataError(f"unknown stratification key {key!r}")
 
@@ -74,9 +81,11 @@ JUDGE_OUTCOMES = ("fail", "pass", "unjudged")
 
 def judge_outcome_counts():
     """One COUNT per judge outcome (columns in JUDGE_OUTCOMES order), over a queryset from strata()."""
-    return {"_nfail": Count("pk", filter=Q(_judgement__outcome="fail")),
-            "_npass": Count("pk", filter=Q(_judgement__outcome="pass")),
-            "_nunjudged": Count("pk", filter=Q(_judgement__outcome__isnull=True))}
+    return {
+        "_nfail": Count("pk", filter=Q(_judgement__outcome="fail")),
+        "_npass": Count("pk", filter=Q(_judgement__outcome="pass")),
+        "_nunjudged": Count("pk", filter=Q(_judgement__outcome__isnull=True)),
+    }
 
 
 def strata(qs, keys, judge_version_id=None, few_rows=False):
@@ -85,8 +94,9 @@ def strata(qs, keys, judge_version_id=None, few_rows=False):
     answer. few_rows (the draw, whose order-key filter keeps ~0.1% of rows): a lookup per kept row,
     rather than a join PostgreSQL would answer by hashing the whole version's table."""
     if "judge" in keys and judge_version_id is not None and not few_rows:
-        qs = qs.alias(_judgement=FilteredRelation(
-            "judgements", condition=Q(judgements__judge_version_id=judge_version_id)))
+        qs = qs.alias(
+            _judgement=FilteredRelation("judgements", condition=Q(judgements__judge_version_id=judge_version_id))
+        )
     return qs, {f"_s{i}": stratum_expression(k, judge_version_id, not few_rows) for i, k in enumerate(keys)}
 
 

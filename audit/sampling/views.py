@@ -33,8 +33,12 @@ def audit_new(request):
             form.add_error("name", "A name is required to create the audit.")
         else:
             try:
-                audit = services.audit_create(name=form.cleaned_data["name"], seed=form.cleaned_data["seed"],
-                                              user=request.user, **form.service_kwargs())
+                audit = services.audit_create(
+                    name=form.cleaned_data["name"],
+                    seed=form.cleaned_data["seed"],
+                    user=request.user,
+                    **form.service_kwargs(),
+                )
             except (ValidationError, ValueError) as e:
                 form.add_error(None, " ".join(getattr(e, "messages", [str(e)])))
             else:
@@ -53,10 +57,17 @@ def audit_detail(request, audit_id):
     progress, add_form = selectors.audit_progress(audit), forms.AnnotatorForm()
     # Offer only people not already on the audit: adding one of them would move nothing.
     add_form.fields["annotator"].queryset = add_form.fields["annotator"].queryset.exclude(
-        pk__in=[p["user_id"] for p in progress["annotators"]])
-    ctx = {"audit": audit, "progress": progress,
-           "without_claims": selectors.items_without_claims(audit), "runs": selectors.latest_judge_runs(audit),
-           "assign_form": forms.AssignForm(), "add_form": add_form, "judge_form": forms.JudgeForm()}
+        pk__in=[p["user_id"] for p in progress["annotators"]]
+    )
+    ctx = {
+        "audit": audit,
+        "progress": progress,
+        "without_claims": selectors.items_without_claims(audit),
+        "runs": selectors.latest_judge_runs(audit),
+        "assign_form": forms.AssignForm(),
+        "add_form": add_form,
+        "judge_form": forms.JudgeForm(),
+    }
     return render(request, "sampling/audit_detail.html", ctx)
 
 
@@ -112,8 +123,11 @@ def audit_judge(request, audit_id):
 @lead_required
 def audit_assignments(request, audit_id):
     audit = get_object_or_404(Audit.objects.select_related("dataset"), pk=audit_id)
-    ctx = {"audit": audit, "assignments": selectors.audit_assignments(audit),
-           "annotators": list(selectors.annotators())}
+    ctx = {
+        "audit": audit,
+        "assignments": selectors.audit_assignments(audit),
+        "annotators": list(selectors.annotators()),
+    }
     return render(request, "sampling/assignments.html", ctx)
 
 

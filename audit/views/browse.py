@@ -34,8 +34,10 @@ def _id(value):
 def answers(request):
     g = request.GET
     qs = selectors.answer_search(
-        q=g.get("q", "").strip(), dataset_id=_id(g.get("dataset")),
-        meta_key=g.get("meta_key", "").strip(), meta_value=g.get("meta_value", "").strip(),
+        q=g.get("q", "").strip(),
+        dataset_id=_id(g.get("dataset")),
+        meta_key=g.get("meta_key", "").strip(),
+        meta_value=g.get("meta_value", "").strip(),
     )
     page = Paginator(qs, 50).get_page(g.get("page"))
     ctx = {"page": page, "datasets": Dataset.objects.all(), "filters": g}

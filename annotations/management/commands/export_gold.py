@@ -8,15 +8,19 @@ from audit.models import Audit
 
 
 class Command(BaseCommand):
-    help = ("Export an audit's gold labels (claim or answer level) as CSV, JSONL or Parquet. "
-            "An open audit's export is provisional: marked in a column and in the suggested file name.")
+    help = (
+        "Export an audit's gold labels (claim or answer level) as CSV, JSONL or Parquet. "
+        "An open audit's export is provisional: marked in a column and in the suggested file name."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("audit", help="audit name or id")
         parser.add_argument("--level", choices=export.LEVELS, default="claim")
         parser.add_argument("--format", choices=export.FORMATS, default="csv", dest="fmt")
-        parser.add_argument("--output", help="file to write ('-' for standard output); default: the suggested "
-                                             "file name in the current directory")
+        parser.add_argument(
+            "--output",
+            help="file to write ('-' for standard output); default: the suggested file name in the current directory",
+        )
         parser.add_argument("--names", action="store_true", help="annotator usernames instead of pseudonymous ids")
 
     def handle(self, *args, audit, level, fmt, output, names, **options):

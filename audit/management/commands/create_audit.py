@@ -30,8 +30,12 @@ class Command(BaseCommand):
         parser.add_argument("--allocation", choices=[c for c, _ in Audit.Allocation.choices], default="proportional")
         parser.add_argument("--seed", type=int, help="default: random (always stored)")
         parser.add_argument("--min-per-stratum", type=int, default=0)
-        parser.add_argument("--fail-rate", action="append", metavar="STRATUM=P",
-                            help="expected failure rate for Neyman allocation, e.g. 'judge=fail=0.5'; '*=P' default")
+        parser.add_argument(
+            "--fail-rate",
+            action="append",
+            metavar="STRATUM=P",
+            help="expected failure rate for Neyman allocation, e.g. 'judge=fail=0.5'; '*=P' default",
+        )
         parser.add_argument("--from", dest="created_from", help="created on or after YYYY-MM-DD")
         parser.add_argument("--to", dest="created_to", help="created on or before YYYY-MM-DD")
         parser.add_argument("--meta", action="append", metavar="FIELD=VALUE", help="metadata equality filter")
@@ -57,9 +61,16 @@ class Command(BaseCommand):
             raise CommandError(f"Unknown annotator(s): {', '.join(unknown)}.")
         try:
             audit = services.audit_create(
-                name=o["name"], dataset=dataset, population_filter=f, strata_keys=o["strata"],
-                allocation_method=o["allocation"], size=o["size"], min_per_stratum=o["min_per_stratum"],
-                expected_fail_rates=rates, seed=o["seed"], is_demo=o["demo"],
+                name=o["name"],
+                dataset=dataset,
+                population_filter=f,
+                strata_keys=o["strata"],
+                allocation_method=o["allocation"],
+                size=o["size"],
+                min_per_stratum=o["min_per_stratum"],
+                expected_fail_rates=rates,
+                seed=o["seed"],
+                is_demo=o["demo"],
             )
         except (ValidationError, StrataError, ValueError) as e:
             raise CommandError(" ".join(getattr(e, "messages", [str(e)])))
@@ -73,14 +84,20 @@ class Command(BaseCommand):
 
     def print_design(self, audit):
         w = max([len(r["stratum"]) for r in audit.design] + [7])
-        self.stdout.write(f"Audit {audit.name}: {audit.items.count()} answers from a population of "
-                          f"{audit.population_size} (seed {audit.seed}, {audit.allocation} allocation)")
+        self.stdout.write(
+            f"Audit {audit.name}: {audit.items.count()} answers from a population of "
+            f"{audit.population_size} (seed {audit.seed}, {audit.allocation} allocation)"
+        )
         self.stdout.write(f"{'stratum':<{w}}  {'N_h':>8}  {'n_h':>5}  {'pi':>8}  {'weight':>9}")
         for r in audit.design:
             weight = f"{r['weight']:.2f}" if r["weight"] else "-"
-            self.stdout.write(f"{r['stratum']:<{w}}  {r['population']:>8}  {r['sample']:>5}  "
-                              f"{r['inclusion_probability']:>8.4f}  {weight:>9}")
+            self.stdout.write(
+                f"{r['stratum']:<{w}}  {r['population']:>8}  {r['sample']:>5}  "
+                f"{r['inclusion_probability']:>8.4f}  {weight:>9}"
+            )
         empty = [r["stratum"] for r in audit.design if r["population"] and not r["sample"]]
         if empty:
-            self.stdout.write(f"Note: {len(empty)} non-empty strat{'um' if len(empty) == 1 else 'a'} got no sample and "
-                              "cannot be weighted back to the population; --min-per-stratum 1 avoids that.")
+            self.stdout.write(
+                f"Note: {len(empty)} non-empty strat{'um' if len(empty) == 1 else 'a'} got no sample and "
+                "cannot be weighted back to the population; --min-per-stratum 1 avoids that."
+            )

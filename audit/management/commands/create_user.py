@@ -27,4 +27,3 @@ class Command(BaseCommand):
             user.groups.add(group)
         verb = "Created" if created else "Updated"
         self.stdout.write(f"{verb} {username} ({', '.join(wanted) or 'no roles'})")
-

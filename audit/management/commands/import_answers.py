@@ -10,14 +10,19 @@ BAR = 30
 
 
 class Command(BaseCommand):
-    help = ("Import answers from a JSONL or CSV file into a dataset. All or nothing: on any error nothing "
-            "is written and the errors are listed with their line and field.")
+    help = (
+        "Import answers from a JSONL or CSV file into a dataset. All or nothing: on any error nothing "
+        "is written and the errors are listed with their line and field."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="a .jsonl/.ndjson or .csv file")
         parser.add_argument("--dataset", required=True, help="dataset name (created if new)")
-        parser.add_argument("--update", action="store_true",
-                            help="replace answers whose id exists with different content (refused if in an audit)")
+        parser.add_argument(
+            "--update",
+            action="store_true",
+            help="replace answers whose id exists with different content (refused if in an audit)",
+        )
         parser.add_argument("--judge-name", default="external", help="name of the judge behind imported verdicts")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
@@ -28,8 +33,14 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {file}: {e.strerror}")
         started = time.monotonic()
         with fileobj:
-            batch = answers_import(fileobj, dataset_name=dataset, file_name=os.path.basename(file), update=update,
-                                   judge_name=judge_name, progress=None if no_progress else self._bar(size))
+            batch = answers_import(
+                fileobj,
+                dataset_name=dataset,
+                file_name=os.path.basename(file),
+                update=update,
+                judge_name=judge_name,
+                progress=None if no_progress else self._bar(size),
+            )
         if not no_progress:
             self.stderr.write("")
         if batch.status == batch.Status.FAILED:
@@ -38,12 +49,17 @@ class Command(BaseCommand):
             raise CommandError(f"import failed with {len(batch.errors)} error(s); nothing was written")
         seconds = time.monotonic() - started
         if batch.status == batch.Status.NOOP:
-            self.stdout.write(f"Nothing new: all {batch.unchanged:,} answers of {batch.file_name} are already in "
-                              f"dataset {dataset!r} unchanged (no-op).")
+            self.stdout.write(
+                f"Nothing new: all {batch.unchanged:,} answers of {batch.file_name} are already in "
+                f"dataset {dataset!r} unchanged (no-op)."
+            )
             return
-        self.stdout.write(self.style.SUCCESS(
-            f"Imported {batch.file_name} into dataset {dataset!r}: {batch.created:,} created, {batch.updated:,} "
-            f"updated, {batch.unchanged:,} unchanged ({batch.lines:,} lines, {seconds:.1f} s)."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {batch.file_name} into dataset {dataset!r}: {batch.created:,} created, {batch.updated:,} "
+                f"updated, {batch.unchanged:,} unchanged ({batch.lines:,} lines, {seconds:.1f} s)."
+            )
+        )
 
     def _bar(self, size):
         def show(done_bytes, records):

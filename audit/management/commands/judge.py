@@ -10,8 +10,10 @@ BAR = 30
 
 
 class Command(BaseCommand):
-    help = ("Judge answers: decompose each into claims, verify each claim against its passages. Resumable: "
-            "work already stored is never asked for again. Uses ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL.")
+    help = (
+        "Judge answers: decompose each into claims, verify each claim against its passages. Resumable: "
+        "work already stored is never asked for again. Uses ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL."
+    )
 
     def add_arguments(self, parser):
         target = parser.add_mutually_exclusive_group(required=True)
@@ -25,8 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--budget-tokens", type=int, help="stop before using more than this many tokens")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
-    def handle(self, *, dataset, audit, retry_failed, resume, backend, batch, budget_usd, budget_tokens,
-               no_progress, **options):
+    def handle(
+        self, *, dataset, audit, retry_failed, resume, backend, batch, budget_usd, budget_tokens, no_progress, **options
+    ):
         progress = None if no_progress else self._bar()
         existing = retry_failed or resume
         try:
@@ -35,8 +38,14 @@ class Command(BaseCommand):
                 if budget_usd is not None or budget_tokens is not None:
                     services.judge_run_update_budget(run, budget_usd=budget_usd, budget_tokens=budget_tokens)
             else:
-                run = services.judge_run_create(backend=backend, dataset=dataset, audit=audit, use_batch=batch,
-                                       budget_usd=budget_usd, budget_tokens=budget_tokens)
+                run = services.judge_run_create(
+                    backend=backend,
+                    dataset=dataset,
+                    audit=audit,
+                    use_batch=batch,
+                    budget_usd=budget_usd,
+                    budget_tokens=budget_tokens,
+                )
         except JudgeRun.DoesNotExist:
             raise CommandError(f"no judge run with id {existing}")
         except JudgeRunError as exc:
@@ -53,14 +62,19 @@ class Command(BaseCommand):
             raise CommandError(f"judge run {run.pk} failed: {run.message}")
 
     def _summary(self, run, seconds):
-        tokens = (f"tokens: {run.input_tokens:,} in, {run.output_tokens:,} out, "
-                  f"{run.cache_write_tokens:,} cache write, {run.cache_read_tokens:,} cache read")
+        tokens = (
+            f"tokens: {run.input_tokens:,} in, {run.output_tokens:,} out, "
+            f"{run.cache_write_tokens:,} cache write, {run.cache_read_tokens:,} cache read"
+        )
         clean = run.status == JudgeRun.Status.DONE and not run.items_failed
         style = self.style.SUCCESS if clean else self.style.WARNING
-        self.stdout.write(style(
-            f"Judge run {run.pk} ({run.judge_version.label}): {run.get_status_display()}. {run.message}\n"
-            f"answers {run.answers_done:,}/{run.answers_total:,}, claims judged {run.claims_done:,}, "
-            f"failed {run.items_failed:,}; {tokens}; cost ${run.cost_usd:.4f}; {seconds:.1f} s."))
+        self.stdout.write(
+            style(
+                f"Judge run {run.pk} ({run.judge_version.label}): {run.get_status_display()}. {run.message}\n"
+                f"answers {run.answers_done:,}/{run.answers_total:,}, claims judged {run.claims_done:,}, "
+                f"failed {run.items_failed:,}; {tokens}; cost ${run.cost_usd:.4f}; {seconds:.1f} s."
+            )
+        )
 
     def _bar(self):
         last = [0.0]
@@ -72,9 +86,12 @@ class Command(BaseCommand):
             last[0] = now
             share = run.answers_done / run.answers_total if run.answers_total else 1.0
             filled = int(share * BAR)
-            self.stderr.write(f"\r[{'#' * filled}{' ' * (BAR - filled)}] {run.answers_done:,}/{run.answers_total:,} "
-                              f"answers, {run.claims_done:,} claims, {run.items_failed:,} failed, "
-                              f"${run.cost_usd:.4f}", ending="")
+            self.stderr.write(
+                f"\r[{'#' * filled}{' ' * (BAR - filled)}] {run.answers_done:,}/{run.answers_total:,} "
+                f"answers, {run.claims_done:,} claims, {run.items_failed:,} failed, "
+                f"${run.cost_usd:.4f}",
+                ending="",
+            )
             self.stderr.flush()
 
         return show

@@ -19,18 +19,33 @@ class Command(BaseCommand):
         for username, roles in USERS:
             call_command("create_user", username, "--password", password, "--roles", roles, stdout=self.stdout)
         if not Dataset.objects.filter(name="RAGTruth").exists():
-            call_command("import_answers", str(DEMO_FILE), "--dataset", "RAGTruth", "--no-progress",
-                         stdout=self.stdout)
+            call_command("import_answers", str(DEMO_FILE), "--dataset", "RAGTruth", "--no-progress", stdout=self.stdout)
         call_command("judge", "--dataset", "RAGTruth", "--backend", "offline", stdout=self.stdout)
         if not Audit.objects.filter(name=DEMO_AUDIT).exists():
-            call_command("create_audit", DEMO_AUDIT, "--dataset", "RAGTruth", "--size", "40",
-                         "--strata", "judge,meta.model", "--seed", "48", "--min-per-stratum", "1",
-                         "--annotators", "ann1,ann2", "--demo",
-                         stdout=self.stdout)
+            call_command(
+                "create_audit",
+                DEMO_AUDIT,
+                "--dataset",
+                "RAGTruth",
+                "--size",
+                "40",
+                "--strata",
+                "judge,meta.model",
+                "--seed",
+                "48",
+                "--min-per-stratum",
+                "1",
+                "--annotators",
+                "ann1,ann2",
+                "--demo",
+                stdout=self.stdout,
+            )
             from annotations.adjudication.demo import demo_labels_load
 
             demo_labels_load(Audit.objects.get(name=DEMO_AUDIT))
-        self.stdout.write(self.style.SUCCESS(
-            f"Demo ready. Users: lead (audit lead and adjudicator), ann1, ann2 (annotators), adj (adjudicator); "
-            f"password for all: {password}"
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo ready. Users: lead (audit lead and adjudicator), ann1, ann2 (annotators), adj (adjudicator); "
+                f"password for all: {password}"
+            )
+        )
