@@ -34,6 +34,8 @@ postgres:
 
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 test-sqlite: venv chromium
 	DATABASE_URL=sqlite:///db-test.sqlite3 $(VENV)/bin/pytest $(PYTEST_ARGS)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 DB = Path("/tmp/export_bench.sqlite3")
 os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import django  # noqa: E402

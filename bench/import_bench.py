@@ -23,7 +23,7 @@ DB = Path("/tmp/import_bench.sqlite3")
 DATA = Path("/tmp/import_bench.jsonl")
 # BENCH_DATABASE_URL: a throwaway PostgreSQL database you created (it is migrated and filled), else SQLite.
 os.environ["DATABASE_URL"] = os.environ.get("BENCH_DATABASE_URL") or f"sqlite:///{DB}"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 
 WORDS = [
     "the",

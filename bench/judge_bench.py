@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DB = "/tmp/judge_bench.sqlite3"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
 
 import django  # noqa: E402

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 import django  # noqa: E402
 
 django.setup()
@@ -24,7 +24,7 @@ from audit.judge import offline  # noqa: E402
 from audit.judge.guard import evidence_guard  # noqa: E402
 from audit.judge.store import locate  # noqa: E402
 
-DATA = Path(__file__).resolve().parent.parent / "audit" / "demo_data" / "ragtruth_qa_visible.jsonl"
+DATA = Path(__file__).resolve().parent.parent / "claimaudit" / "demo_data" / "ragtruth_qa_visible.jsonl"
 GOLD = ["supported", "contradicted", "unsupported"]
 JUDGED = [*GOLD, "non_assertive"]
 BAD = {"contradicted", "unsupported"}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 DB = Path("/tmp/report_bench.sqlite3")
 os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import django  # noqa: E402
@@ -134,8 +134,8 @@ def main():
     settings.MIGRATION_MODULES = NoMigrations()
     call_command("migrate", run_syncdb=True, verbosity=0)
     setup_test_environment()
+    from annotations.report.build import build_report
     from audit.models import JudgeVersion
-    from audit.report.build import build_report
     from tests.factories import make_user
 
     lead = make_user("bench-lead", "lead")

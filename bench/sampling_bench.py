@@ -93,7 +93,7 @@ def explain(vendor, qs):
 def child(n, judge=False):
     import django
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
     django.setup()
     from django.apps import apps
     from django.conf import settings

@@ -38,7 +38,7 @@ def make_answer(
     text = text if text is not None else " ".join(claims)
     answer = Answer.objects.create(
         dataset=dataset,
-        external_id=external_id or f"a{Answer.objects.count() + 1}",
+        external_id=external_id or f"answer.{Answer.objects.count() + 1}",  # a dot: never inside a CSRF token or nonce
         question=question,
         text=text,
         created_at=created_at or timezone.now(),

@@ -4,8 +4,8 @@ from django.test import TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
 from annotations.adjudication import services
-from annotations.models import Assignment, GoldLabel, HistoryEvent, Label
-from audit.models import Audit, AuditAnswer, Claim
+from annotations.models import Assignment, GoldLabel, Label
+from audit.models import Audit, AuditAnswer, Claim, HistoryEvent
 from tests.adjudication_helpers import add_judge, build_audit, submit_all
 from tests.factories import make_user
 

@@ -1,7 +1,7 @@
 import pytest
 
-from annotations.models import GoldLabel, HistoryEvent
-from audit.models import AuditAnswer, Claim
+from annotations.models import GoldLabel
+from audit.models import AuditAnswer, Claim, HistoryEvent
 from tests.adjudication_helpers import build_audit, submit_all
 from tests.factories import make_user
 

@@ -6,9 +6,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import TestCase
 
-from annotations.models import Assignment, HistoryEvent
-from audit.models import Claim
-from audit.sampling.services import assignment_reassign, audit_add_annotator, audit_assign, audit_create
+from annotations.assignments.services import assignment_reassign, audit_add_annotator, audit_assign
+from annotations.models import Assignment
+from audit.models import Claim, HistoryEvent
+from audit.sampling.services import audit_create
 from tests.factories import make_dataset, make_user
 from tests.sampling_helpers import bulk_answers
 

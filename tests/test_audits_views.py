@@ -8,9 +8,10 @@ from django.db import connection
 from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 
+from annotations.assignments.services import audit_assign
 from annotations.models import Assignment
 from audit.models import Audit, Claim, JudgeRun
-from audit.sampling.services import audit_assign, audit_create
+from audit.sampling.services import audit_create
 from tests.factories import make_dataset, make_user
 from tests.sampling_helpers import bulk_answers, give_verdicts, judge_version
 

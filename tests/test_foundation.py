@@ -56,14 +56,14 @@ class BrowseTests(TestCase):
 
     def test_it_searches_and_filters_answers(self):
         ds = make_dataset("one")
-        make_answer(ds, external_id="x1", question="Where is Lyon?", meta={"model": "m1"})
-        make_answer(ds, external_id="x2", question="Where is Nice?", meta={"model": "m2"})
+        make_answer(ds, external_id="ans.lyon", question="Where is Lyon?", meta={"model": "m1"})
+        make_answer(ds, external_id="ans.nice", question="Where is Nice?", meta={"model": "m2"})
         r = self.client.get("/answers/", {"q": "Lyon"})
-        self.assertContains(r, "x1")
-        self.assertNotContains(r, "x2")
+        self.assertContains(r, "ans.lyon")
+        self.assertNotContains(r, "ans.nice")
         r = self.client.get("/answers/", {"meta_key": "model", "meta_value": "m2"})
-        self.assertContains(r, "x2")
-        self.assertNotContains(r, "x1")
+        self.assertContains(r, "ans.nice")
+        self.assertNotContains(r, "ans.lyon")
 
     def test_it_serves_the_results_partial_to_htmx(self):
         make_answer(external_id="x1")

@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
+from annotations.assignments.pairing import plan_pairs, plan_rebalance
 from audit.sampling.allocation import allocate, design_table, resolve_fail_rates
-from audit.sampling.pairing import plan_pairs, plan_rebalance
 
 
 def test_it_allocates_proportionally_and_rounds_to_exactly_n():

@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.report import stats_agreement as ag
-from audit.report import stats_faithfulness as fa
-from audit.report import stats_judge as jg
-from audit.report import stats_trend as tr
-from audit.report.stats_bootstrap import batch_stats
-from audit.report.stats_common import clean
+from annotations.report import stats_agreement as ag
+from annotations.report import stats_faithfulness as fa
+from annotations.report import stats_judge as jg
+from annotations.report import stats_trend as tr
+from annotations.report.stats_bootstrap import batch_stats
+from annotations.report.stats_common import clean
 
 KRIPP_2011 = """1 2 3 3 2 1 4 1 2 . . .
 1 2 3 3 2 2 4 1 2 5 . 3

@@ -8,9 +8,9 @@ from django.db import connection, connections
 from django.test import TestCase, TransactionTestCase
 from django.utils import timezone
 
-from annotations.models import Assignment, HistoryEvent, Label
+from annotations.models import Assignment, Label
 from annotations.workspace import services
-from audit.models import Passage
+from audit.models import HistoryEvent, Passage
 from tests.factories import make_user
 from tests.workspace_helpers import annotators, evidence_post, make_assigned_audit, passage_of
 

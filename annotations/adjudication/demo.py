@@ -26,9 +26,9 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from annotations import history
 from annotations.adjudication.services import gold_on_submit
 from annotations.models import Assignment, Label
+from audit import history
 from audit.models import AuditAnswer, Verdict
 
 FLIP_RATE = 0.10

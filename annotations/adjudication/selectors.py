@@ -3,9 +3,9 @@
 from django.db.models import Prefetch, Q
 
 from annotations.adjudication.services import may_adjudicate_own
-from annotations.models import Assignment, GoldLabel, HistoryEvent, Label
+from annotations.models import Assignment, GoldLabel, Label
 from audit.highlight import segments
-from audit.models import Audit, AuditAnswer, AuditStatus, Claim, JudgeVerdict, Passage
+from audit.models import Audit, AuditAnswer, AuditStatus, Claim, HistoryEvent, JudgeVerdict, Passage
 
 OPEN = (AuditStatus.LABELLING, AuditStatus.ADJUDICATION)
 SUBMITTED = Assignment.Status.SUBMITTED

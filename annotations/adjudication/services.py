@@ -8,10 +8,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotations import history
-from annotations.models import Assignment, GoldLabel, HistoryEvent, Label
-from audit import roles
-from audit.models import AuditAnswer, AuditStatus, Claim, Passage, Verdict
+from annotations.models import Assignment, GoldLabel, Label
+from audit import history, roles
+from audit.models import AuditAnswer, AuditStatus, Claim, HistoryEvent, Passage, Verdict
 
 NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)
 REASON_MAX = 4000

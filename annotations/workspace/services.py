@@ -6,9 +6,9 @@ from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotations import history
 from annotations.adjudication.services import gold_on_submit
 from annotations.models import Assignment, Label
+from audit import history
 from audit.models import Audit, AuditStatus, Passage, Verdict
 
 UNSET = object()

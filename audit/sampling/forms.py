@@ -2,7 +2,6 @@ from django import forms
 
 from audit.models import Audit, Dataset, JudgeVersion
 from audit.sampling import population as pop
-from audit.sampling import selectors
 from audit.sampling.allocation import DEFAULT_FAIL_RATE
 from audit.sampling.services import SEED_MAX
 
@@ -103,22 +102,6 @@ class AuditForm(forms.Form):
             "min_per_stratum": d["min_per_stratum"],
             "expected_fail_rates": {"*": d["default_fail_rate"], **d["fail_rates"]},
         }
-
-
-def _annotator_field(multiple=False):
-    cls = forms.ModelMultipleChoiceField if multiple else forms.ModelChoiceField
-    kwargs = {"widget": forms.CheckboxSelectMultiple} if multiple else {}
-    field = cls(selectors.annotators(), **kwargs)
-    field.label_from_instance = lambda u: u.get_username()
-    return field
-
-
-class AssignForm(forms.Form):
-    annotators = _annotator_field(multiple=True)
-
-
-class AnnotatorForm(forms.Form):
-    annotator = _annotator_field()
 
 
 class JudgeForm(forms.Form):

@@ -1,75 +1,8 @@
 """Reads for the audit pages: a fixed number of queries whatever the audit's size."""
 
-from statistics import median
+from django.db.models import Count, Exists, OuterRef
 
-from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q
-
-from annotations.models import Assignment
-from audit import roles
 from audit.models import Audit, Claim
-
-S = Assignment.Status
-
-
-def audit_list():
-    return (
-        Audit.objects.select_related("dataset", "created_by")
-        .annotate(
-            n_items=Count("items", distinct=True),
-            n_assignments=Count("items__assignments", distinct=True),
-            n_submitted=Count("items__assignments", filter=Q(items__assignments__status=S.SUBMITTED), distinct=True),
-        )
-        .order_by("-created_at", "-id")
-    )
-
-
-def annotators():
-    return get_user_model().objects.filter(groups__name=roles.ANNOTATOR, is_active=True).order_by("username").distinct()
-
-
-def _minutes(seconds):
-    return round(median(seconds) / 60, 1) if seconds else None
-
-
-def audit_progress(audit):
-    """{"annotators": [{user_id, username, assigned, started, submitted, median_minutes}], "overall": {...}}.
-    assigned counts every assignment the annotator holds; median minutes per submitted answer come from
-    Assignment.active_seconds (time on task, not wall time)."""
-    qs = Assignment.objects.filter(audit_answer__audit=audit)
-    rows = list(
-        qs.values("annotator_id", "annotator__username")
-        .order_by("annotator__username")
-        .annotate(
-            assigned=Count("pk"),
-            started=Count("pk", filter=Q(status=S.STARTED)),
-            submitted=Count("pk", filter=Q(status=S.SUBMITTED)),
-        )
-    )
-    times = {}
-    for who, secs in qs.filter(status=S.SUBMITTED).values_list("annotator_id", "active_seconds"):
-        times.setdefault(who, []).append(secs)
-    people = [
-        {
-            "user_id": r["annotator_id"],
-            "username": r["annotator__username"],
-            "assigned": r["assigned"],
-            "started": r["started"],
-            "submitted": r["submitted"],
-            "median_minutes": _minutes(times.get(r["annotator_id"])),
-        }
-        for r in rows
-    ]
-    total = sum(p["assigned"] for p in people)
-    submitted = sum(p["submitted"] for p in people)
-    overall = {
-        "assigned": total,
-        "started": sum(p["started"] for p in people),
-        "submitted": submitted,
-        "percent": round(100 * submitted / total) if total else 0,
-        "median_minutes": _minutes([s for v in times.values() for s in v]),
-    }
-    return {"annotators": people, "overall": overall}
 
 
 def audit_detail(audit_id):
@@ -80,14 +13,6 @@ def audit_detail(audit_id):
 def items_without_claims(audit):
     """How many sampled answers have no claims yet (annotation cannot start until this is 0)."""
     return audit.items.filter(~Exists(Claim.objects.filter(answer=OuterRef("answer_id")))).count()
-
-
-def audit_assignments(audit):
-    return (
-        Assignment.objects.filter(audit_answer__audit=audit)
-        .select_related("annotator", "audit_answer__answer")
-        .order_by("audit_answer__position", "slot")
-    )
 
 
 def latest_judge_runs(audit, limit=5):

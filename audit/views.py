@@ -8,23 +8,6 @@ from audit.judge.evidence import evidence_span
 from audit.models import Answer, Dataset
 
 
-def home(request):
-    from annotations.adjudication.selectors import adjudicator_home
-    from annotations.workspace.selectors import annotator_audits
-    from audit.judge.selectors import judge_runs
-    from audit.sampling.selectors import audit_list
-
-    user, ctx = request.user, {}
-    if roles.has_role(user, roles.ANNOTATOR):
-        ctx["my_audits"] = annotator_audits(user)
-    if roles.has_role(user, roles.LEAD):
-        ctx["recent_audits"] = list(audit_list()[:6])
-        ctx["recent_runs"] = list(judge_runs()[:4])
-    if roles.has_role(user, roles.ADJUDICATOR):
-        ctx["adjudication"] = adjudicator_home(user)
-    return render(request, "audit/home.html", ctx)
-
-
 def _id(value):
     """A query parameter naming a row: None unless it is a number (a bad link shows everything, not a 500)."""
     return int(value) if value and value.isascii() and value.isdigit() else None

@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from annotations.adjudication.demo import demo_labels_load
 from audit.models import Audit, Dataset
 
 DEMO_FILE = Path(__file__).resolve().parents[2] / "demo_data" / "ragtruth_qa_visible.jsonl"
@@ -40,8 +41,6 @@ class Command(BaseCommand):
                 "--demo",
                 stdout=self.stdout,
             )
-            from annotations.adjudication.demo import demo_labels_load
-
             demo_labels_load(Audit.objects.get(name=DEMO_AUDIT))
         self.stdout.write(
             self.style.SUCCESS(

@@ -3,8 +3,8 @@ filtered by filters.py. Constant query count: judge versions, the audit's frames
 
 import math
 
-from audit.report import filters, selectors
-from audit.report.build import pick_version, tables
+from annotations.report import filters, selectors
+from annotations.report.build import pick_version, tables
 
 NEEDS_JUDGE = ("judge", "guard")
 

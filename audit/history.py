@@ -1,6 +1,6 @@
 """The audit trail: one append-only row per change. Services call record(); nothing updates or deletes rows."""
 
-from annotations.models import HistoryEvent
+from audit.models import HistoryEvent
 
 
 def record(audit, *, kind, action, user=None, answer=None, claim=None, old=None, new=None, reason=""):

@@ -6,10 +6,10 @@ from django.core.paginator import Paginator
 from django.http import HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
+from annotations.report import charts, drill, filters, selectors
+from annotations.report.build import build_report
+from annotations.report.links import add_links
 from audit.models import Audit
-from audit.report import charts, drill, filters, selectors
-from audit.report.build import build_report
-from audit.report.links import add_links
 from audit.roles import lead_required
 
 

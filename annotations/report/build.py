@@ -4,8 +4,8 @@ The result is a JSON-safe dict (NaN -> None) that both the page and the JSON dow
 import numpy as np
 import pandas as pd
 
-from audit.report import selectors
-from audit.report.stats_agreement import (
+from annotations.report import selectors
+from annotations.report.stats_agreement import (
     agreement,
     cohen_kappa,
     gwet_ac1,
@@ -13,10 +13,10 @@ from audit.report.stats_agreement import (
     reliability_reading,
     table_from_pairs,
 )
-from audit.report.stats_common import BAD, VERDICTS, clean, not_computable, stat
-from audit.report.stats_faithfulness import COUNT_COLUMNS, faithfulness
-from audit.report.stats_judge import classification_summary, precision_recall, weighted_table
-from audit.report.stats_trend import effort, fail_rate_series
+from annotations.report.stats_common import BAD, VERDICTS, clean, not_computable, stat
+from annotations.report.stats_faithfulness import COUNT_COLUMNS, faithfulness
+from annotations.report.stats_judge import classification_summary, precision_recall, weighted_table
+from annotations.report.stats_trend import effort, fail_rate_series
 
 JUDGE_ROWS = (*VERDICTS, "none")
 JUDGE_COLUMNS = ["claim_id", "verdict", "raw_verdict", "guard_passed"]

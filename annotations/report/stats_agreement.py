@@ -11,8 +11,8 @@ import krippendorff
 import numpy as np
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
-from audit.report.stats_bootstrap import batch_stats, cluster_tables, percentile_ci, resample_matrix
-from audit.report.stats_common import not_computable, stat
+from annotations.report.stats_bootstrap import batch_stats, cluster_tables, percentile_ci, resample_matrix
+from annotations.report.stats_common import not_computable, stat
 
 RESAMPLES = 1000
 

@@ -91,6 +91,7 @@ INSTALLED_APPS = [
     "django_tasks_db",
     "audit",
     "annotations",
+    "claimaudit",
 ]
 
 MIDDLEWARE = [
@@ -107,8 +108,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
-ROOT_URLCONF = "audit.urls"
-WSGI_APPLICATION = "audit.wsgi.application"
+ROOT_URLCONF = "claimaudit.urls"
+WSGI_APPLICATION = "claimaudit.wsgi.application"
 
 TEMPLATES = [
     {
@@ -121,7 +122,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
-                "audit.context_processors.roles_context",
+                "claimaudit.context_processors.roles_context",
             ],
         },
     },

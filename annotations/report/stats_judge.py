@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from audit.report.stats_agreement import cohen_kappa, gwet_ac1, percent_agreement
-from audit.report.stats_common import BAD, not_computable, stat
+from annotations.report.stats_agreement import cohen_kappa, gwet_ac1, percent_agreement
+from annotations.report.stats_common import BAD, not_computable, stat
 
 
 def precision_recall(table, categories):

@@ -7,8 +7,8 @@ from urllib.parse import urlencode
 import numpy as np
 from django.urls import reverse
 
-from audit.report.stats_common import VERDICTS
-from audit.report.stats_judge import bad_claim_table
+from annotations.report.stats_common import VERDICTS
+from annotations.report.stats_judge import bad_claim_table
 
 
 def add_links(r, audit_id):

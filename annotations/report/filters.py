@@ -7,7 +7,7 @@ A verdict class (gold=, judge=) is a verdict, "not_<verdict>" (present and diffe
 
 import numpy as np
 
-from audit.report.stats_common import BAD, VERDICTS
+from annotations.report.stats_common import BAD, VERDICTS
 
 VERDICT_CLASSES = (*VERDICTS, *(f"not_{v}" for v in VERDICTS), "bad", "not_bad", "any", "none")
 CLAIM_CHOICES = {

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from audit.report import views
+from annotations.report import views
 
 urlpatterns = [
     path("<int:audit_id>/", views.report, name="report"),

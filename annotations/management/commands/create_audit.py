@@ -4,9 +4,10 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotations.assignments.services import audit_assign
 from audit.models import Audit, Dataset
-from audit.sampling import services
 from audit.sampling.population import StrataError
+from audit.sampling.services import audit_create
 
 
 def _pairs(values, what):
@@ -60,7 +61,7 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"Unknown annotator(s): {', '.join(unknown)}.")
         try:
-            audit = services.audit_create(
+            audit = audit_create(
                 name=o["name"],
                 dataset=dataset,
                 population_filter=f,
@@ -77,7 +78,7 @@ class Command(BaseCommand):
         self.print_design(audit)
         if users:
             try:
-                services.audit_assign(audit, sorted(users, key=lambda u: usernames.index(u.username)))
+                audit_assign(audit, sorted(users, key=lambda u: usernames.index(u.username)))
             except ValidationError as e:
                 raise CommandError(f"Audit {audit.name} created (draft) but not assigned: {' '.join(e.messages)}")
             self.stdout.write(f"Assigned to {', '.join(usernames)}: two annotators per answer; status labelling.")

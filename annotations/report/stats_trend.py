@@ -4,8 +4,8 @@ import numpy as np
 from scipy.stats import fisher_exact
 from statsmodels.stats.proportion import proportions_ztest
 
-from audit.report.stats_common import not_computable, stat
-from audit.report.stats_faithfulness import wilson
+from annotations.report.stats_common import not_computable, stat
+from annotations.report.stats_faithfulness import wilson
 
 MIN_EXPECTED = 10  # below this expected count the normal approximation is not trusted
 ALPHA = 0.05

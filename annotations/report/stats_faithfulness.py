@@ -18,7 +18,7 @@ import pandas as pd
 from scipy.stats import bootstrap
 from statsmodels.stats.proportion import proportion_confint
 
-from audit.report.stats_common import not_computable, stat
+from annotations.report.stats_common import not_computable, stat
 
 COUNT_COLUMNS = ("n_supported", "n_contradicted", "n_unsupported", "n_non_assertive")
 Z95 = 1.959963984540054

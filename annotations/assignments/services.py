@@ -1,0 +1,136 @@
+"""Writes for assignments: give a drawn audit to annotators, reassign, add an annotator."""
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotations.assignments import pairing
+from annotations.models import Assignment
+from audit import history, roles
+from audit.models import Audit, AuditStatus
+from audit.sampling.selectors import items_without_claims
+
+
+def _check_annotators(users):
+    User = get_user_model()
+    ids = [u.pk for u in users]
+    ok = set(User.objects.filter(pk__in=ids, is_active=True, groups__name=roles.ANNOTATOR).values_list("pk", flat=True))
+    missing = [u.get_username() for u in users if u.pk not in ok]
+    if missing:
+        raise ValidationError(f"Not in the annotators group: {', '.join(missing)}.")
+
+
+@transaction.atomic
+def audit_assign(audit, annotators, user=None):
+    """Give every sampled answer to two distinct annotators (slots A, B); the audit moves to labelling."""
+    audit = Audit.objects.select_for_update().get(pk=audit.pk)
+    annotators = list({u.pk: u for u in annotators}.values())
+    if audit.status != AuditStatus.DRAFT or Assignment.objects.filter(audit_answer__audit=audit).exists():
+        raise ValidationError("This audit is already assigned; reassign or add an annotator instead.")
+    if len(annotators) < 2:
+        raise ValidationError("Choose at least two annotators: every answer is labelled by two people.")
+    _check_annotators(annotators)
+    missing = items_without_claims(audit)
+    if missing:
+        raise ValidationError(
+            f"{missing} sampled answer(s) have no claims: claims must exist before annotation "
+            "starts (run the judge on the sample, or import claims)."
+        )
+    items = list(audit.items.order_by("position").values_list("pk", flat=True))
+    plan = pairing.plan_pairs(len(items), [u.pk for u in annotators])
+    Assignment.objects.bulk_create(
+        Assignment(audit_answer_id=item, annotator_id=who, slot=slot, is_demo=audit.is_demo)
+        for item, pair in zip(items, plan, strict=True)
+        for slot, who in zip("AB", pair, strict=True)
+    )
+    audit.status = AuditStatus.LABELLING
+    audit.save(update_fields=["status"])
+    history.record(
+        audit,
+        kind="assignment",
+        action="assign",
+        user=user,
+        new={"annotators": [u.get_username() for u in annotators], "assignments": 2 * len(items)},
+    )
+    history.record(
+        audit,
+        kind="audit",
+        action="status",
+        user=user,
+        old={"status": AuditStatus.DRAFT},
+        new={"status": AuditStatus.LABELLING},
+    )
+    return audit
+
+
+@transaction.atomic
+def assignment_reassign(assignment, annotator, user=None):
+    """Move an unstarted assignment to another annotator (never the other annotator of the same answer)."""
+    a = (
+        Assignment.objects.select_for_update()
+        .select_related("audit_answer__audit", "audit_answer__answer", "annotator")
+        .get(pk=assignment.pk)
+    )
+    if a.status != Assignment.Status.ASSIGNED:
+        raise ValidationError("Only an assignment that has not been started can be reassigned.")
+    if a.audit_answer.audit.is_closed:
+        raise ValidationError("The audit is closed.")
+    if annotator.pk == a.annotator_id:
+        raise ValidationError(f"{annotator.get_username()} already has this assignment.")
+    if Assignment.objects.filter(audit_answer_id=a.audit_answer_id, annotator=annotator).exists():
+        raise ValidationError(
+            f"{annotator.get_username()} already labels this answer: the two annotators of an answer must differ."
+        )
+    _check_annotators([annotator])
+    old = a.annotator.get_username()
+    a.annotator = annotator
+    a.save(update_fields=["annotator"])
+    history.record(
+        a.audit_answer.audit,
+        kind="assignment",
+        action="reassign",
+        user=user,
+        answer=a.audit_answer.answer,
+        old={"annotator": old, "slot": a.slot},
+        new={"annotator": annotator.get_username(), "slot": a.slot},
+    )
+    return a
+
+
+@transaction.atomic
+def audit_add_annotator(audit, annotator, user=None):
+    """Bring a new annotator into a running audit: move unstarted assignments to them until loads are level."""
+    audit = Audit.objects.select_for_update().get(pk=audit.pk)
+    if audit.status != AuditStatus.LABELLING:
+        raise ValidationError("Annotators can be added while the audit is in labelling.")
+    _check_annotators([annotator])
+    rows = list(
+        Assignment.objects.filter(audit_answer__audit=audit).values_list(
+            "pk", "audit_answer_id", "annotator_id", "status"
+        )
+    )
+    by_item, loads = {}, {}
+    for _pk, item, who, _status in rows:
+        by_item.setdefault(item, []).append(who)
+        loads[who] = loads.get(who, 0) + 1
+    plan = pairing.plan_rebalance(
+        [
+            (pk, item, who, next((o for o in by_item[item] if o != who), None), status == Assignment.Status.ASSIGNED)
+            for pk, item, who, status in rows
+        ],
+        annotator.pk,
+        loads,
+    )
+    moved = Assignment.objects.filter(pk__in=[pk for pk, _ in plan], status=Assignment.Status.ASSIGNED)
+    count = moved.update(annotator=annotator)
+    history.record(
+        audit,
+        kind="assignment",
+        action="add_annotator",
+        user=user,
+        new={
+            "annotator": annotator.get_username(),
+            "moved": [{"assignment": pk, "from_user_id": donor} for pk, donor in plan],
+        },
+    )
+    return count
