@@ -78,5 +78,3 @@ def audit_assignments(audit):
         .select_related("annotator", "audit_answer__answer")
         .order_by("audit_answer__position", "slot")
     )
-
-
