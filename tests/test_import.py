@@ -14,9 +14,7 @@ from audit.ingest.services import answers_import
 from audit.models import Answer, Claim, Dataset, ImportBatch, JudgeVerdict, JudgeVersion, Passage
 from tests.factories import make_audit, make_user
 
-RAGTRUTH = Path("/work/shared/datasets/ragtruth_qa_visible.jsonl")
-if not RAGTRUTH.exists():  # a fresh clone carries the demo copy
-    RAGTRUTH = Path(__file__).resolve().parent.parent / "claimaudit" / "demo_data" / "ragtruth_qa_visible.jsonl"
+RAGTRUTH = Path(__file__).resolve().parent.parent / "claimaudit" / "demo_data" / "ragtruth_qa_visible.jsonl"
 
 
 def rec(i=1, **over):

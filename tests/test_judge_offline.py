@@ -161,7 +161,7 @@ def test_it_gives_answer_level_outcomes_and_passes_a_refusal():
     refusal = make_judged_answer(ds, text="Unable to answer based on given passages.", passages=PASSAGES)
     run = judge_run_execute(judge_run_create(backend="offline", dataset=ds).pk)
     assert Claim.objects.get(answer=refusal).judge_verdicts.get().verdict == "non_assertive"
-    # An answer that says the passages do not answer passes (DESIGN rule 6): its claim is not scored.
+    # An answer that says the passages do not answer passes: its claim is not scored.
     outcomes = dict(AnswerJudgement.objects.filter(judge_version=run.judge_version).values_list("answer_id", "outcome"))
     assert outcomes == {good.pk: "pass", bad.pk: "fail", refusal.pk: "pass"}
 

@@ -1,4 +1,4 @@
-"""The report's statistics against published worked examples (STACK_NOTES.md), plus degenerate inputs.
+"""The report's statistics against published worked examples, plus degenerate inputs.
 Pure functions: no database."""
 
 import json

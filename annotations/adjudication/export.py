@@ -78,7 +78,7 @@ SCORED = (Verdict.SUPPORTED, Verdict.CONTRADICTED, Verdict.UNSUPPORTED)
 
 
 def pseudonym(user_id):
-    salt = getattr(settings, "EXPORT_PSEUDONYM_SALT", "claim-audit-annotator-v1")
+    salt = settings.EXPORT_PSEUDONYM_SALT
     return "ann-" + hashlib.sha256(f"{salt}:{user_id}".encode()).hexdigest()[:10]
 
 

@@ -33,7 +33,7 @@ class StaleGold(AdjudicationError):
 
 
 def may_adjudicate_own():
-    return getattr(settings, "ADJUDICATOR_MAY_ADJUDICATE_OWN", False)
+    return settings.ADJUDICATOR_MAY_ADJUDICATE_OWN
 
 
 def gold_snapshot(gold):

@@ -24,12 +24,12 @@ VERDICTS = tuple(Verdict.values)
 
 def limits():
     return {
-        "chars": getattr(settings, "IMPORT_MAX_FIELD_CHARS", 100_000),
-        "passages": getattr(settings, "IMPORT_MAX_PASSAGES", 200),
-        "claims": getattr(settings, "IMPORT_MAX_CLAIMS", 500),
-        "meta_chars": getattr(settings, "IMPORT_MAX_META_CHARS", 200_000),
+        "chars": settings.IMPORT_MAX_FIELD_CHARS,
+        "passages": settings.IMPORT_MAX_PASSAGES,
+        "claims": settings.IMPORT_MAX_CLAIMS,
+        "meta_chars": settings.IMPORT_MAX_META_CHARS,
         # A line longer than this is refused without being held in memory whole.
-        "line_bytes": getattr(settings, "IMPORT_MAX_LINE_BYTES", 32 * 1024 * 1024),
+        "line_bytes": settings.IMPORT_MAX_LINE_BYTES,
     }
 
 

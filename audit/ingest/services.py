@@ -45,9 +45,9 @@ def answers_import(
     batch: a saved ImportBatch of `dataset_name` (a background import) to fill in instead of a new row; it is
     kept, as failed, when the import fails.
     """
-    max_errors = getattr(settings, "IMPORT_MAX_ERRORS", 50)
-    batch_size = getattr(settings, "IMPORT_BATCH_SIZE", 2000)
-    every = getattr(settings, "IMPORT_PROGRESS_RECORDS", 5000)  # records between progress reports
+    max_errors = settings.IMPORT_MAX_ERRORS
+    batch_size = settings.IMPORT_BATCH_SIZE
+    every = settings.IMPORT_PROGRESS_RECORDS  # records between progress reports
     dataset_name, judge_name = (dataset_name or "").strip(), (judge_name or "").strip() or "external"
     keep = batch is not None
     if not keep:
@@ -149,7 +149,7 @@ def _failed(batch, errors, sha, keep=False):
 
 def import_upload(upload, *, dataset_name, user, update=False, judge_name="external"):
     """A web upload: imported in the request when small (IMPORT_INLINE_BYTES), else queued for the worker."""
-    inline = getattr(settings, "IMPORT_INLINE_BYTES", 1_000_000)
+    inline = settings.IMPORT_INLINE_BYTES
     if upload.size < inline or file_kind(upload.name) is None:  # an unsupported type fails at once, unread
         return answers_import(
             upload, dataset_name=dataset_name, file_name=upload.name, user=user, update=update, judge_name=judge_name

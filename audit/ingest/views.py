@@ -65,7 +65,7 @@ def _page(request, form, batch, too_big, status):
         "batch": batch,
         "too_big": too_big,
         "max_bytes": max_upload_bytes(),
-        "inline_bytes": getattr(settings, "IMPORT_INLINE_BYTES", 1_000_000),
+        "inline_bytes": settings.IMPORT_INLINE_BYTES,
         "datasets": selectors.dataset_names(),
         "recent": selectors.recent_imports(),
     }

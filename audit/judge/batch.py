@@ -54,7 +54,7 @@ def run_batches(run, judge, rec, answer_ids, progress, retry_failed):
 
 
 def collect(run, judge, rec, entry, progress):
-    poll = float(getattr(settings, "JUDGE_BATCH_POLL_SECONDS", 30.0))
+    poll = float(settings.JUDGE_BATCH_POLL_SECONDS)
     run.status = JudgeRun.Status.BATCH_SUBMITTED
     run.message = f"Waiting for batch {entry['id']} ({entry['stage']}, {entry['requests']} requests)."
     rec.flush(force=True)

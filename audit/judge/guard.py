@@ -1,4 +1,4 @@
-"""The evidence guard (DESIGN.md, judge step 4).
+"""The evidence guard.
 
 A supported or contradicted verdict must quote a span that occurs verbatim, after whitespace
 normalisation, in the passage it names. Otherwise the verdict was reached from how plausible the

@@ -1,7 +1,7 @@
 """The offline baseline judge: deterministic, no network, no model.
 
 Decompose: see offline_decompose (sentences, clauses, list lead-ins folded, citations and pleasantries
-dropped). Verify: a claim that only says the passages do not answer is non_assertive (DESIGN rule 6).
+dropped). Verify: a claim that only says the passages do not answer is non_assertive.
 Otherwise content-word recall (light stemming, numbers as words) of the claim in every window of one or
 two adjacent sentences of one passage; the best window at or above the threshold supports the claim
 (evidence = that window, verbatim). Contradicted only on a clear cue and when no window supports it: one

@@ -5,9 +5,9 @@ looks like a clause). Citation markers ("(Passage 2)", "(Passages 1 and 2)", "Ac
 are blanked out before splitting, so they never become claims and never cut one; the claim text leaves
 them out while its span still covers the original words. A lead-in ending with ":" is not a claim: it is
 folded into the list items after it when they are bare fragments ("the main symptoms of IBS are:" +
-"Diarrhea" -> "the main symptoms of IBS are Diarrhea", DESIGN rule 2: claims stand alone), else dropped.
+"Diarrhea" -> "the main symptoms of IBS are Diarrhea": claims stand alone), else dropped.
 Greetings, offers of help and questions are dropped; refusals ("Unable to answer based on given
-passages") stay as claims, which verify() marks non_assertive (DESIGN rule 6: such an answer passes).
+passages") stay as claims, which verify() marks non_assertive (such an answer passes).
 """
 
 import re

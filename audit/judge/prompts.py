@@ -1,7 +1,7 @@
 """The LLM judge's prompts, output schemas and request shapes, versioned by content hash.
 
 Everything that can change a verdict (prompts, schemas, model, effort, max_tokens) goes into one spec
-dict; its sha256 names the JudgeVersion, so a changed prompt mints a new version (DESIGN rule 4).
+dict; its sha256 names the JudgeVersion, so a changed prompt mints a new version.
 No SDK import here: these build plain request dicts that llm.py sends (or submits as a batch).
 """
 

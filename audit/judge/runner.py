@@ -165,7 +165,7 @@ def handle(judge, rec, item, outcome, verdicts, verify_q):
 
 def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
     budget = Budget(run, rec)
-    concurrency = max(1, int(getattr(settings, "JUDGE_CONCURRENCY", 8)))
+    concurrency = max(1, int(settings.JUDGE_CONCURRENCY))
     pool = CallPool(judge, concurrency) if judge.priced else InlineExecutor(judge)
     # Submit ahead of the pool (4x its size): slots never wait on the coordinator's writes.
     window = 4 * concurrency if judge.priced else OFFLINE_WINDOW

@@ -109,7 +109,7 @@ class JudgeRun(models.Model):
         if not self.is_active or last is None:
             return None
         quiet = (timezone.now() - last).total_seconds()
-        return int(quiet // 60) if quiet > getattr(settings, "JUDGE_STALL_SECONDS", 120) else None
+        return int(quiet // 60) if quiet > settings.JUDGE_STALL_SECONDS else None
 
     @property
     def is_stalled(self):
