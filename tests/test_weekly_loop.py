@@ -1,4 +1,4 @@
-"""The whole weekly loop (import, judge, audit, label, adjudicate, report, close, export) through the HTTP endpoints the pages use, as the
+"""The whole weekly loop through the HTTP endpoints the pages use, as the
 real users, with CSRF enforced: import -> judge run -> audit (preview, create, assign) -> two blind
 annotators -> adjudication -> report -> close -> export -> reopen -> history.
 

@@ -1,8 +1,8 @@
 """Demo labels: both annotators' labels for part of the demo audit, derived from RAGTruth's human spans.
 
 Annotator A (slot A) is RAGTruth's human annotation mapped claim by claim: a claim whose span in the
-answer overlaps a Conflict span is
-contradicted; otherwise, overlapping a Baseless span, unsupported; otherwise supported. A claim that
+answer overlaps a Conflict span is contradicted; otherwise, overlapping a Baseless span, unsupported;
+otherwise supported. A claim that
 cannot be located in the answer (no span_start/span_end) is labelled supported, like text no RAGTruth
 span covers. RAGTruth marks spans, not evidence, so demo labels carry no evidence, and each says so in
 its note.
