@@ -205,7 +205,7 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             )
 
-    def do_POST(self):  # noqa: N802 - http.server's naming
+    def do_POST(self):
         self.raw_body = self.rfile.read(int(self.headers.get("content-length", 0)))
         body = json.loads(self.raw_body or b"{}")
         self._record(body)
@@ -228,7 +228,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, fake.batch(batch_id))
         self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         self._record()
         fake = self.server_fake
         m = re.fullmatch(r"/v1/messages/batches/(\w+)(/results)?", self.path.split("?")[0])

@@ -61,7 +61,7 @@ class InlineExecutor:
         future = Future()
         try:
             future.set_result(self.judge.call(stage, params))
-        except BaseException as exc:  # noqa: BLE001 - re-raised by future.result()
+        except BaseException as exc:
             future.set_exception(exc)
         return future
 
