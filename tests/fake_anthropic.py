@@ -37,10 +37,10 @@ class Gate:
 
     def admit(self):
         with self.cond:
-            if self.left > 0 or self.opened:
+            if self.left > 0:
                 self.left -= 1
                 return
-            self.held += 1
+            self.held += 1  # every call after the first `after`, held or (once released) let through
             self.cond.notify_all()
             self.cond.wait_for(lambda: self.opened, timeout=self.limit)
 

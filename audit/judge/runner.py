@@ -198,19 +198,18 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
             if not in_flight:
                 break
             done = finished.take(HEARTBEAT_SECONDS)
-            if not done:
-                continue
-            verdicts = []
-            with transaction.atomic():
-                for future in done:
-                    item, est = in_flight.pop(future)
-                    outcome = future.result()  # FatalJudgeError propagates
-                    budget.settle(est, outcome)
-                    rec.add_usage(outcome.usage)
-                    run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
-                rec.store_verdicts(verdicts)
+            if done:
+                verdicts = []
+                with transaction.atomic():
+                    for future in done:
+                        item, est = in_flight.pop(future)
+                        outcome = future.result()  # FatalJudgeError propagates
+                        budget.settle(est, outcome)
+                        rec.add_usage(outcome.usage)
+                        run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
+                    rec.store_verdicts(verdicts)
             if progress:
-                progress(run)
+                progress(run)  # as results land, and at every quiet heartbeat
     finally:
         pool.shutdown()
     return over_budget
