@@ -88,8 +88,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "audit",  # before django_tasks_db: its db_worker command wraps that one (audit/management/commands)
     "django_tasks_db",
-    "audit",
     "annotations",
     "claimaudit",
 ]
