@@ -24,6 +24,6 @@ def import_batch(batch_id):
         if live:
             batch.bytes_done, batch.records_done, last = live[0], live[1], max(last, live[2])
     quiet = time.time() - last
-    stall = getattr(settings, "IMPORT_STALL_SECONDS", 300)
+    stall = settings.IMPORT_STALL_SECONDS
     batch.stalled_minutes = max(1, int(quiet // 60)) if batch.is_active and quiet > stall else None
     return batch

@@ -22,11 +22,11 @@ class SpoolError(Exception):
 
 
 def max_upload_bytes():
-    return getattr(settings, "IMPORT_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
+    return settings.IMPORT_MAX_UPLOAD_BYTES
 
 
 def spool_dir():
-    path = Path(getattr(settings, "IMPORT_SPOOL_DIR", settings.BASE_DIR / "var" / "imports"))
+    path = Path(settings.IMPORT_SPOOL_DIR)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
 
