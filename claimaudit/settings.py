@@ -61,11 +61,13 @@ def database_from_url(url):
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": path if path.startswith("/") else BASE_DIR / path,
-            # WAL lets the task worker write while pages read.
+            # WAL lets the task worker write while pages read; IMMEDIATE takes the write lock when a
+            # transaction begins (so a lock refusal comes before any write, see audit/busy.py); a writer
+            # waits up to SQLITE_BUSY_TIMEOUT seconds for the lock (imports hold it one chunk at a time).
             "OPTIONS": {
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                 "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
+                "timeout": envfloat("SQLITE_BUSY_TIMEOUT", 5.0),
             },
         }
     raise ImproperlyConfigured(f"DATABASE_URL scheme {parts.scheme!r} is not supported")
@@ -106,6 +108,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "audit.validation.RefuseUnstorableInput",  # after CSRF and login: 400 for NUL etc. in any field
+    "audit.busy.BusyRetryMiddleware",  # innermost: retries the view on "database is locked", then 503
 ]
 
 ROOT_URLCONF = "claimaudit.urls"
@@ -192,6 +196,10 @@ IMPORT_SPOOL_DIR = Path(os.environ.get("IMPORT_SPOOL_DIR", BASE_DIR / "var" / "i
 IMPORT_INLINE_BYTES = envint("IMPORT_INLINE_BYTES", 1_000_000)
 IMPORT_STALL_SECONDS = envint("IMPORT_STALL_SECONDS", 300)
 IMPORT_PROGRESS_RECORDS = 5000
+# A write still locked out after the busy timeout is tried again after each delay (seconds), then a web
+# request answers 503 with this Retry-After.
+DB_BUSY_RETRY_DELAYS = (0.25, 0.5, 1.0)
+DB_BUSY_RETRY_AFTER = 5
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
