@@ -1,6 +1,7 @@
 """One settings module; every knob comes from the environment through strict helpers."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -89,6 +90,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "django_tasks_db",
+    "axes",
     "audit",
     "annotations",
     "claimaudit",
@@ -106,6 +108,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "claimaudit.urls"
@@ -144,9 +147,23 @@ if envbool("FAST_PASSWORD_HASHER", False):  # tests only: hashing dominates logi
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-# Failed logins allowed per username+address in LOGIN_WINDOW seconds before refusal.
+# Login throttling (django-axes, counts in the database so every process shares them): after
+# LOGIN_MAX_FAILURES failures for one normalised username from one client address, that pair is refused
+# (429) for LOGIN_WINDOW seconds. The client address is REMOTE_ADDR unless TRUSTED_PROXY_HEADER names the
+# header a trusted reverse proxy sets (e.g. X-Forwarded-For, X-Real-IP; off by default: set it only when
+# every request comes through that proxy, or clients could forge their address).
 LOGIN_MAX_FAILURES = envint("LOGIN_MAX_FAILURES", 5)
 LOGIN_WINDOW = envint("LOGIN_WINDOW", 300)
+TRUSTED_PROXY_HEADER = os.environ.get("TRUSTED_PROXY_HEADER", "")
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = LOGIN_MAX_FAILURES
+AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_WINDOW)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_USERNAME_CALLABLE = "claimaudit.auth.throttle_username"
+AXES_CLIENT_IP_CALLABLE = "claimaudit.auth.client_address"
+AXES_LOCKOUT_CALLABLE = "claimaudit.auth.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
