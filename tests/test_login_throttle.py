@@ -19,7 +19,7 @@ class ThrottleTests(TestCase):
     def setUp(self):
         self.user = make_user("ann1", "annotator")
 
-    def login(self, username, password="wrong", **headers):
+    def login(self, username, password="wrong", **headers):  # noqa: S107
         return self.client.post("/login/", {"username": username, "password": password}, headers=headers)
 
     def test_it_counts_every_variant_of_a_username_as_one(self):
