@@ -9,6 +9,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.shortcuts import render
+from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
 LOCKED = "Too many failed logins. Wait a few minutes and try again."
@@ -51,3 +52,5 @@ def lockout_response(request, original_response=None, credentials=None):
 
 login_view = login_not_required(auth_views.LoginView.as_view(redirect_authenticated_user=True))
 logout_view = require_POST(auth_views.LogoutView.as_view())
+password_change_view = auth_views.PasswordChangeView.as_view(success_url=reverse_lazy("password_change_done"))
+password_change_done_view = auth_views.PasswordChangeDoneView.as_view()

@@ -139,8 +139,12 @@ CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"
 
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
+# Checked wherever a password is set: create_user, the password change and set-password pages, the admin.
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 if envbool("FAST_PASSWORD_HASHER", False):  # tests only: hashing dominates login-heavy tests
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -7,6 +7,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("login/", auth.login_view, name="login"),
     path("logout/", auth.logout_view, name="logout"),
+    path("password/", auth.password_change_view, name="password_change"),
+    path("password/done/", auth.password_change_done_view, name="password_change_done"),
     path("answers/", audit_views.answers, name="answers"),
     path("answers/<int:answer_id>/", audit_views.answer_detail, name="answer"),
     path("import/", include("audit.ingest.urls")),
