@@ -78,6 +78,11 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off")
     SECRET_KEY = "insecure-dev-only-key-do-not-use-in-production-0123456789"  # noqa: S105
+elif not DEBUG and len(SECRET_KEY) < 50:
+    raise ImproperlyConfigured(
+        f"SECRET_KEY has {len(SECRET_KEY)} characters; use at least 50 random ones when DEBUG is off, e.g. "
+        "python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
@@ -103,6 +108,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "claimaudit.middleware.SessionLimitsMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -148,6 +154,13 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 if envbool("FAST_PASSWORD_HASHER", False):  # tests only: hashing dominates login-heavy tests
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Sessions end SESSION_COOKIE_AGE seconds after login, or after SESSION_IDLE_TIMEOUT seconds without a
+# request (claimaudit.middleware.SessionLimitsMiddleware).
+SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 12 * 3600)
+SESSION_IDLE_TIMEOUT = envint("SESSION_IDLE_TIMEOUT", 2 * 3600)
+SESSION_COOKIE_HTTPONLY = True
+# No script reads the CSRF cookie: pages put the token in hx-headers on <body>.
+CSRF_COOKIE_HTTPONLY = True
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
