@@ -87,6 +87,7 @@ ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG els
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
+    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -154,6 +155,12 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 if envbool("FAST_PASSWORD_HASHER", False):  # tests only: hashing dominates login-heavy tests
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Mail (set-password links) is sent only when EMAIL_ENABLED: on in development, where the console backend
+# prints it; in production it goes through Django's SMTP backend (localhost:25 unless configured).
+EMAIL_ENABLED = envbool("EMAIL_ENABLED", DEBUG)
+if DEBUG:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "claim-audit@localhost")
 # Sessions end SESSION_COOKIE_AGE seconds after login, or after SESSION_IDLE_TIMEOUT seconds without a
 # request (claimaudit.middleware.SessionLimitsMiddleware).
 SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 12 * 3600)
