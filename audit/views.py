@@ -3,9 +3,8 @@ from django.http import Http404
 from django.shortcuts import render
 
 from audit import roles, selectors
-from audit.highlight import segments
-from audit.judge.evidence import evidence_span
 from audit.models import Answer, Dataset
+from audit.spans import evidence_span, segments
 
 
 def _id(value):
