@@ -37,13 +37,24 @@ def external_judge_version(name):
 
 
 def answers_import(
-    fileobj, *, dataset_name, file_name, user=None, update=False, judge_name="external", progress=None, batch=None
+    fileobj,
+    *,
+    dataset_name,
+    file_name,
+    user=None,
+    update=False,
+    judge_name="external",
+    progress=None,
+    batch=None,
+    fmt="auto",
+    mapping=None,
 ):
     """Import a JSONL/CSV binary file object into the dataset `dataset_name` (created if new).
 
     progress(bytes_read, records_read) is called every few thousand records and at the end.
     batch: a saved ImportBatch of `dataset_name` (a background import) to fill in instead of a new row; it is
     kept, as failed, when the import fails.
+    fmt, mapping: the file's shape (see formats.py; "auto" detects it per record).
     """
     max_errors = settings.IMPORT_MAX_ERRORS
     batch_size = settings.IMPORT_BATCH_SIZE
@@ -72,7 +83,7 @@ def answers_import(
             writer = BatchWriter(
                 batch, update=update, judge=lambda: external_judge_version(judge_name), now=timezone.now()
             )
-            for line, rec, errs in read_records(reader, file_name):
+            for line, rec, errs in read_records(reader, file_name, fmt, mapping):
                 batch.lines = line
                 errors += errs or writer.add(line, rec)
                 records += rec is not None
@@ -147,17 +158,16 @@ def _failed(batch, errors, sha, keep=False):
     return batch
 
 
-def import_upload(upload, *, dataset_name, user, update=False, judge_name="external"):
+def import_upload(upload, *, dataset_name, user, update=False, judge_name="external", fmt="auto", mapping=None):
     """A web upload: imported in the request when small (IMPORT_INLINE_BYTES), else queued for the worker."""
     inline = settings.IMPORT_INLINE_BYTES
+    opts = {"update": update, "judge_name": judge_name, "fmt": fmt, "mapping": mapping}
     if upload.size < inline or file_kind(upload.name) is None:  # an unsupported type fails at once, unread
-        return answers_import(
-            upload, dataset_name=dataset_name, file_name=upload.name, user=user, update=update, judge_name=judge_name
-        )
-    return import_enqueue(upload, dataset_name=dataset_name, user=user, update=update, judge_name=judge_name)
+        return answers_import(upload, dataset_name=dataset_name, file_name=upload.name, user=user, **opts)
+    return import_enqueue(upload, dataset_name=dataset_name, user=user, **opts)
 
 
-def import_enqueue(upload, *, dataset_name, user=None, update=False, judge_name="external"):
+def import_enqueue(upload, *, dataset_name, user=None, update=False, judge_name="external", fmt="auto", mapping=None):
     """Spool the upload and queue `import_task`: returns the `queued` batch (or an unsaved failed one).
 
     The dataset is created now (empty until the import commits), so the batch row, and a failure's
@@ -190,6 +200,8 @@ def import_enqueue(upload, *, dataset_name, user=None, update=False, judge_name=
                 sha,
             )
             batch.options = {"update": bool(update), "judge_name": judge_name}
+            if fmt != "auto" or mapping:  # the file's shape, when not detected
+                batch.options |= {"fmt": fmt, "mapping": mapping}
             batch.save()
             import_task.enqueue(batch.pk)
     except BaseException:
@@ -220,6 +232,8 @@ def import_run(batch_id):
                 user=batch.user,
                 update=opts.get("update", False),
                 judge_name=opts.get("judge_name", "external"),
+                fmt=opts.get("fmt", "auto"),
+                mapping=opts.get("mapping"),
                 progress=lambda done, records: progress_write(name, done, records),
                 batch=batch,
             )
