@@ -84,8 +84,3 @@ def layers(text, spans):
         (text[a:b], [tag for start, end, tag in spans if start <= a and b <= end])
         for a, b in zip(cuts, cuts[1:], strict=False)
     ]
-
-
-def unlocated(claims):
-    """How many of the claims (objects with span_start) could not be located in their answer."""
-    return sum(1 for c in claims if c.span_start is None)

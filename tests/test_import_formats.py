@@ -193,3 +193,67 @@ class WebFormTests(TestCase):
         r = self.post("mapped.jsonl", format="mapping", mapping="question prompt")
         self.assertContains(r, "is not target=source", status_code=400)
         self.assertEqual(Answer.objects.count(), 0)
+
+
+class RoundTripTests(TestCase):
+    def test_it_exports_a_dataset_that_reimports_as_a_noop_with_every_meta_kept(self):
+        from audit.ingest.export import dataset_jsonl
+        from audit.models import Dataset
+
+        run("native.jsonl")
+        data = b"".join(dataset_jsonl(Dataset.objects.get(name="ds")))
+        again = run("export.jsonl", data=data)
+        self.assertEqual((again.status, again.errors), ("noop", []))
+        ok(self, run("export.jsonl", dataset="copy", data=data), 2)
+        key = ("answer__external_id", "position", "external_id", "source", "text", "meta")
+        for model in (Passage, Claim):
+            fields = key if model is Passage else ("answer__external_id", "position", "text", "meta")
+            rows = {
+                ds: list(model.objects.filter(answer__dataset__name=ds).values_list(*fields)) for ds in ("ds", "copy")
+            }
+            self.assertEqual(rows["ds"], rows["copy"])
+        self.assertEqual(Passage.objects.filter(answer__dataset__name="copy", meta__citation="[1]").count(), 2)
+        verdicts = JudgeVerdict.objects.filter(claim__answer__dataset__name="copy").values_list(
+            "raw_verdict", flat=True
+        )
+        self.assertEqual(sorted(verdicts), ["contradicted", "supported"])
+
+
+class PagesTests(TestCase):
+    def setUp(self):
+        run("native.jsonl")
+        self.client.force_login(make_user("lead", "lead"))
+
+    def test_it_shows_a_passage_title_linked_to_its_url_in_the_header(self):
+        a = Answer.objects.get(external_id="log-0001")
+        r = self.client.get(f"/answers/{a.pk}/")
+        self.assertContains(
+            r,
+            '<a class="passage-title" href="https://en.wikipedia.org/wiki/Eiffel_Tower" rel="noopener noreferrer '
+            'nofollow" target="_blank">Eiffel Tower - Wikipedia</a>',
+            html=False,
+        )
+        self.assertContains(r, '<span class="passage-title">Paris guide</span>')
+
+    def test_it_escapes_a_title_and_never_links_a_javascript_url(self):
+        a = Answer.objects.get(external_id="log-0002")
+        r = self.client.get(f"/answers/{a.pk}/")
+        self.assertContains(r, '<span class="passage-title">&lt;b&gt;Tower&lt;/b&gt; history</span>')
+        self.assertNotContains(r, "javascript:")
+
+    def test_it_counts_claims_not_located_on_the_answer_page_and_the_dataset_list(self):
+        a = Answer.objects.get(external_id="log-0002")
+        r = self.client.get(f"/answers/{a.pk}/")
+        self.assertContains(r, "1 of 2 claims could not be located in the answer text.")
+        r = self.client.get("/answers/")
+        self.assertContains(
+            r, '<td class="num">2</td><td class="num">5</td><td class="num">1</td>'
+        )  # answers, claims, not located
+
+    def test_it_lists_datasets_with_counts_in_one_query_whatever_their_number(self):
+        from audit.selectors import dataset_counts
+
+        run("ragas.jsonl", dataset="other")
+        with self.assertNumQueries(1):
+            rows = [(d.name, d.n_answers, d.n_claims, d.n_unlocated) for d in dataset_counts()]
+        self.assertEqual(rows, [("ds", 2, 5, 1), ("other", 2, 0, 0)])

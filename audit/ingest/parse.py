@@ -163,7 +163,7 @@ def _created_at(value, line, errors):
     except ValueError:
         errors.append(RecordError(line, "created_at", f"not an ISO 8601 date-time: {value[:40]!r}"))
         return None
-    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).isoformat()
+    return (dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)).isoformat()  # one instant, one hash
 
 
 def _is_object(item, line, field, errors):
