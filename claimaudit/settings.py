@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "django_tasks_db",
+    "ninja",  # the API docs page's own static files and template (no CDN)
     "audit",
     "annotations",
     "claimaudit",

@@ -1,7 +1,8 @@
 from django.urls import include, path
 
 from audit import views as audit_views
-from claimaudit import auth, views
+from claimaudit import auth, tokens, views
+from claimaudit.api import urls as api_urls
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -16,4 +17,7 @@ urlpatterns = [
     path("reports/", include("annotations.report.urls")),
     path("label/", include("annotations.workspace.urls")),
     path("adjudicate/", include("annotations.adjudication.urls")),
+    path("tokens/", tokens.tokens, name="api_tokens"),
+    path("tokens/<int:token_id>/revoke/", tokens.token_revoke, name="api_token_revoke"),
+    path("api/v1/", api_urls),
 ]
