@@ -2,9 +2,26 @@
 
 import re
 
-from django.db.models import Prefetch, Q
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, Subquery
+from django.db.models.functions import Coalesce
 
-from audit.models import Answer, Claim, JudgeVerdict, Passage
+from audit.models import Answer, Claim, Dataset, JudgeVerdict, Passage
+
+
+def _count(qs):
+    """A correlated COUNT(*) subquery over qs (already filtered on the outer dataset)."""
+    counted = qs.order_by().values("answer__dataset" if qs.model is Claim else "dataset")
+    return Coalesce(Subquery(counted.annotate(n=Count("pk")).values("n"), output_field=IntegerField()), 0)
+
+
+def dataset_counts():
+    """Datasets with their answers, claims and claims not located in their answer's text: one query."""
+    claims = Claim.objects.filter(answer__dataset=OuterRef("pk"))
+    return Dataset.objects.annotate(
+        n_answers=_count(Answer.objects.filter(dataset=OuterRef("pk"))),
+        n_claims=_count(claims),
+        n_unlocated=_count(claims.filter(span_start__isnull=True)),
+    ).order_by("name")
 
 
 def answer_search(*, q="", dataset_id=None, meta_key="", meta_value=""):

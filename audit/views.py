@@ -3,9 +3,8 @@ from django.http import Http404
 from django.shortcuts import render
 
 from audit import roles, selectors
-from audit.highlight import segments
-from audit.judge.evidence import evidence_span
-from audit.models import Answer, Dataset
+from audit.models import Answer
+from audit.spans import evidence_span, segments
 
 
 def _id(value):
@@ -23,7 +22,7 @@ def answers(request):
         meta_value=g.get("meta_value", "").strip(),
     )
     page = Paginator(qs, 50).get_page(g.get("page"))
-    ctx = {"page": page, "datasets": Dataset.objects.all(), "filters": g}
+    ctx = {"page": page, "datasets": selectors.dataset_counts(), "filters": g}
     template = "audit/answers.html#results" if request.htmx else "audit/answers.html"
     return render(request, template, ctx)
 
@@ -36,7 +35,11 @@ def answer_detail(request, answer_id):
         raise Http404 from None
     spans = [(c.span_start, c.span_end, c) for c in answer.claim_list]
     _mark_judge_evidence(answer)
-    ctx = {"answer": answer, "answer_segments": segments(answer.text, spans)}
+    ctx = {
+        "answer": answer,
+        "answer_segments": segments(answer.text, spans),
+        "unlocated": sum(c.span_start is None for c in answer.claim_list),
+    }
     return render(request, "audit/answer.html", ctx)
 
 

@@ -22,7 +22,7 @@ django.setup()
 
 from audit.judge import offline  # noqa: E402
 from audit.judge.guard import evidence_guard  # noqa: E402
-from audit.judge.store import locate  # noqa: E402
+from audit.spans import locate  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "claimaudit" / "demo_data" / "ragtruth_qa_visible.jsonl"
 GOLD = ["supported", "contradicted", "unsupported"]

@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "audit",  # before django_tasks_db: its db_worker command wraps that one (audit/management/commands)
     "django_tasks_db",
     "axes",
+    "ninja",  # the API docs page's own static files and template (no CDN)
     "annotations",
     "claimaudit",
 ]

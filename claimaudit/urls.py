@@ -1,7 +1,8 @@
 from django.urls import include, path
 
 from audit import views as audit_views
-from claimaudit import admin, auth, views
+from claimaudit import admin, auth, tokens, views
+from claimaudit.api import urls as api_urls
 from claimaudit.people import views as people_views
 
 urlpatterns = [
@@ -22,4 +23,7 @@ urlpatterns = [
     path("reports/", include("annotations.report.urls")),
     path("label/", include("annotations.workspace.urls")),
     path("adjudicate/", include("annotations.adjudication.urls")),
+    path("tokens/", tokens.tokens, name="api_tokens"),
+    path("tokens/<int:token_id>/revoke/", tokens.token_revoke, name="api_token_revoke"),
+    path("api/v1/", api_urls),
 ]

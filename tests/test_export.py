@@ -120,6 +120,7 @@ class ExportTests(TestCase):
                 "inclusion_probability": 0.5,
                 "weight": 2.0,
                 "provisional": False,
+                "claim_meta": None,
             },
         )
         self.assertEqual(

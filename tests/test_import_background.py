@@ -69,7 +69,7 @@ def test_it_spools_an_upload_over_the_inline_size_and_queues_it(lead, spool_dir)
     assert "Queued: waiting for the task worker" in r.content.decode()
     batch = ImportBatch.objects.get()
     assert (batch.status, batch.bytes_total, batch.bytes_done, batch.dataset.name) == ("queued", len(data), 0, "web")
-    assert batch.options == {"update": True, "judge_name": "vendor"}
+    assert batch.options == {"update": True, "judge_name": "vendor", "fmt": "auto", "mapping": {}}
     assert batch.file_sha256 == hashlib.sha256(data).hexdigest()
     (path,) = spool_dir.iterdir()
     assert path.name == batch.spool_path and "passwd" not in path.name and len(path.name) >= 30

@@ -182,7 +182,7 @@ def test_it_is_executed_by_the_database_task_worker():
 
 
 def test_it_locates_evidence_in_a_passage_across_whitespace():
-    from audit.judge.evidence import evidence_span
+    from audit.spans import evidence_span
 
     text = "Intro.  The Eiffel Tower was\ncompleted in 1889. End."
     start, end = evidence_span(text, "The Eiffel Tower was completed in 1889.")

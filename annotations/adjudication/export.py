@@ -55,6 +55,7 @@ CLAIM_COLUMNS = [
     ("inclusion_probability", F),
     ("weight", F),
     ("provisional", B),
+    ("claim_meta", S),  # the imported claim's unknown fields, as JSON (sorted keys); empty when none
 ]
 ANSWER_COLUMNS = [
     ("audit", S),
@@ -94,7 +95,7 @@ def _parts(audit, names):
     for c in (
         Claim.objects.filter(answer__audit_items__audit=audit)
         .order_by("position")
-        .values("id", "answer_id", "position", "text")
+        .values("id", "answer_id", "position", "text", "meta")
     ):
         claims.setdefault(c["answer_id"], []).append(c)
     gold = {
@@ -174,6 +175,7 @@ def claim_rows(audit, *, names=False):
                 it["inclusion_probability"],
                 it["weight"],
                 provisional,
+                json.dumps(c["meta"], sort_keys=True, ensure_ascii=False) if c["meta"] else None,
             ]
             out.append(row)
     return out

@@ -4,8 +4,8 @@ from django.db.models import Count, Prefetch, Q
 
 from annotations.adjudication.services import may_adjudicate_own
 from annotations.models import Assignment, GoldLabel, Label
-from audit.highlight import segments
 from audit.models import Audit, AuditAnswer, AuditStatus, Claim, HistoryEvent, JudgeVerdict, Passage
+from audit.spans import evidence_span, segments
 
 OPEN = (AuditStatus.LABELLING, AuditStatus.ADJUDICATION)
 SUBMITTED = Assignment.Status.SUBMITTED
@@ -331,8 +331,8 @@ def passage_segments(passages, row):
     for p in passages:
         marks = list(spans.get(p.id, []))
         if judge and judge.evidence and judge.passage_external_id == p.external_id:
-            start = p.text.find(judge.evidence)  # the judge quotes text; it gives no offsets
-            if start >= 0:
-                marks.append((start, start + len(judge.evidence), "evidence judge"))
+            span = evidence_span(p.text, judge.evidence)  # the judge quotes text; it gives no offsets
+            if span:
+                marks.append((*span, "evidence judge"))
         out.append((p, segments(p.text, marks)))
     return out

@@ -8,8 +8,8 @@ from django.http import Http404
 from django.urls import reverse
 
 from annotations.models import Assignment, Label
-from audit.highlight import segments
 from audit.models import Audit, AuditStatus, Claim, Passage
+from audit.spans import layers, segments
 
 SUBMITTED = Assignment.Status.SUBMITTED
 FLAG_NAMES = [  # key, short name, what it means
@@ -107,27 +107,13 @@ class Row:
         return self.evidence_missing and self.evidence_required and not self.label.note
 
 
-def passage_segments(text, spans):
-    """Like audit.highlight.segments, but overlapping evidence spans both stay visible:
-    [(piece, [claim, ...])] cut at every span boundary."""
-    cuts = {0, len(text)}
-    for start, end, _ in spans:
-        cuts.update((start, end))
-    cuts = sorted(c for c in cuts if 0 <= c <= len(text))
-    out = []
-    for a, b in zip(cuts, cuts[1:], strict=False):
-        tags = [tag for start, end, tag in spans if start <= a and b <= end]
-        out.append((text[a:b], tags))
-    return out
-
-
 def passage_blocks(passages, labels):
     """[(passage, segments)] with this annotator's evidence marked in each passage."""
     by_passage = {}
     for lb in labels:
         if lb.evidence_passage_id:
             by_passage.setdefault(lb.evidence_passage_id, []).append((lb.evidence_start, lb.evidence_end, lb.claim))
-    return [(p, passage_segments(p.text, by_passage.get(p.pk, []))) for p in passages]
+    return [(p, layers(p.text, by_passage.get(p.pk, []))) for p in passages]
 
 
 def progress(assignment):

@@ -2,7 +2,8 @@
 
 `normalise(obj, line, lim)` returns `(record, [])` or `(None, errors)`. The record has fixed keys: id,
 question, answer, created_at (ISO string or None), meta (unknown top-level fields folded in), passages
-[{id, source, text}], claims [{text, verdict, evidence, passage_id, reason}], and hash: the sha256 of
+[{id, source, text, meta?}], claims [{text, verdict, evidence, passage_id, reason, meta?}] (a passage's or
+claim's unknown fields are folded into its own `meta`, present only when not empty), and hash: the sha256 of
 its canonical JSON (sorted keys, no spaces), so a re-import of unchanged content is recognised.
 """
 
@@ -20,6 +21,7 @@ REQUIRED = ("id", "question", "answer", "passages")
 KNOWN = (*REQUIRED, "created_at", "meta", "claims")
 PASSAGE_FIELDS = {"id", "source", "text"}
 CLAIM_FIELDS = {"text", "verdict", "evidence", "passage_id", "reason"}
+META_FIELD = "meta"
 VERDICTS = tuple(Verdict.values)
 
 
@@ -162,24 +164,42 @@ def _created_at(value, line, errors):
     if why:
         errors.append(RecordError(line, "created_at", why))
         return None
-    return dt.isoformat()
+    return dt.astimezone(UTC).isoformat()  # one instant, one hash
 
 
-def _is_object(item, allowed, line, field, errors):
-    """A passage or claim must be an object; unknown keys are errors, the known ones are still read."""
+def _is_object(item, line, field, errors):
     if not isinstance(item, dict):
         errors.append(RecordError(line, field, f"must be an object, got {type(item).__name__}"))
         return False
-    for key in sorted(item.keys() - allowed):
-        errors.append(RecordError(line, f"{field}.{key}", f"unknown field (allowed: {', '.join(sorted(allowed))})"))
     return True
+
+
+def _part_meta(item, known, out, line, field, errors):
+    """Fold a passage's or claim's unknown fields (and its own `meta` object) into out["meta"]."""
+    extra = item.keys() - known
+    if not extra:
+        return
+    meta = item.get(META_FIELD)
+    if meta is None:
+        meta = {}
+    elif isinstance(meta, dict):
+        meta = dict(meta)
+    else:
+        errors.append(RecordError(line, f"{field}.meta", f"must be an object, got {type(meta).__name__}"))
+        meta = {}
+    for key in sorted(extra - {META_FIELD}):
+        if key in meta:
+            errors.append(RecordError(line, f"{field}.{key}", "unknown field also present in meta: rename one"))
+        meta[key] = item[key]
+    if meta:
+        out["meta"] = meta
 
 
 def _passages(items, line, lim, errors):
     out, seen = [], set()
     for i, p in enumerate(items):
         field = f"passages[{i}]"
-        if not _is_object(p, PASSAGE_FIELDS, line, field, errors):
+        if not _is_object(p, line, field, errors):
             continue
         pid = _text(p, "id", line, field, lim, errors, max_chars=200)
         if pid in seen:
@@ -187,7 +207,9 @@ def _passages(items, line, lim, errors):
         seen.add(pid)
         source = _text(p, "source", line, field, lim, errors, required=False, allow_empty=True, max_chars=500)
         text = _text(p, "text", line, field, lim, errors, allow_empty=True)
-        out.append({"id": pid, "source": source, "text": text})
+        passage = {"id": pid, "source": source, "text": text}
+        _part_meta(p, PASSAGE_FIELDS, passage, line, field, errors)
+        out.append(passage)
     return out
 
 
@@ -195,7 +217,7 @@ def _claims(items, passage_ids, line, lim, errors):
     out = []
     for i, c in enumerate(items):
         field = f"claims[{i}]"
-        if not _is_object(c, CLAIM_FIELDS, line, field, errors):
+        if not _is_object(c, line, field, errors):
             continue
         claim = {"text": _text(c, "text", line, field, lim, errors)}
         verdict = c.get("verdict")
@@ -210,5 +232,6 @@ def _claims(items, passage_ids, line, lim, errors):
                     line, f"{field}.passage_id", f"{claim['passage_id']!r} is not among this answer's passage ids"
                 )
             )
+        _part_meta(c, CLAIM_FIELDS, claim, line, field, errors)
         out.append(claim)
     return out

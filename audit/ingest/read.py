@@ -1,19 +1,25 @@
-"""Streaming reading of answer files (JSONL or CSV), one record at a time, bounded memory.
+"""Streaming reading of answer files (JSONL, CSV, or a JSON array), one record at a time.
+
+Every record goes through formats.to_native (the format named, or detected) before validation.
+JSONL and CSV are read with bounded memory; a JSON array file (.json) is decoded whole.
 
 `read_records(reader, file_name)` yields `(line, record, errors)`: `record` is the normalised dict (see
 parse.normalise) or None when `errors` (a list of RecordError) is not empty. File-level problems
 (unsupported type, bad header) come as a single item with line 0 / 1 and no record.
 """
 
+import ast
 import csv
 import hashlib
 import io
 import json
 
-from audit.ingest.parse import REQUIRED, RecordError, limits, normalise
+from audit.ingest import formats
+from audit.ingest.parse import RecordError, limits, normalise
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 CSV_SUFFIXES = (".csv",)
+JSON_SUFFIXES = (".json",)  # a JSON array of records, or JSON lines
 
 
 class CountingReader(io.RawIOBase):
@@ -40,21 +46,81 @@ def file_kind(file_name):
         return "jsonl"
     if name.endswith(CSV_SUFFIXES):
         return "csv"
+    if name.endswith(JSON_SUFFIXES):
+        return "json"
     return None
 
 
-def read_records(reader, file_name):
+def read_records(reader, file_name, fmt="auto", mapping=None):
     """Yield (line, record_or_None, errors) from a CountingReader (or any buffered binary file)."""
     kind = file_kind(file_name)
     if kind is None:
-        yield 0, None, [RecordError(0, "file", f"unsupported file type {file_name!r}: use .jsonl or .csv")]
+        yield 0, None, [RecordError(0, "file", f"unsupported file type {file_name!r}: use .jsonl, .json or .csv")]
+        return
+    try:
+        fmt = formats.check_format(fmt, mapping)
+    except formats.MappingError as e:
+        yield 0, None, [RecordError(0, "format", str(e))]
         return
     lim = limits()
     stream = io.BufferedReader(reader, 1 << 20) if isinstance(reader, CountingReader) else reader
-    yield from (_jsonl(stream, lim) if kind == "jsonl" else _csv(stream, lim))
+    adapt = _adapter(fmt, mapping or {}, lim)
+    if kind == "json" and _starts_array(stream):
+        yield from _json_array(stream, adapt)
+    else:
+        yield from (_csv(stream, lim, fmt, mapping or {}) if kind == "csv" else _jsonl(stream, lim, adapt))
 
 
-def _jsonl(stream, lim):
+def _adapter(fmt, mapping, lim):
+    def adapt(obj, line):
+        native, renames = formats.to_native(obj, fmt, mapping)
+        rec, errors = normalise(native, line, lim)
+        return rec, formats.renamed(errors, renames)
+
+    return adapt
+
+
+def _starts_array(stream):
+    head = stream.peek(4096)[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"[")
+
+
+def _json_array(stream, adapt):
+    """A JSON array of records, decoded whole; each record's line is where it starts in the file."""
+    try:
+        text = stream.read().decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        yield 0, None, [RecordError(0, "", f"not valid UTF-8 (byte {e.start + 1} of the file)")]
+        return
+    decoder = json.JSONDecoder(parse_constant=_no_constant)
+    pos = _skip(text, text.index("[") + 1)
+    line, counted = 1, 0
+    while pos < len(text) and text[pos] != "]":
+        line, counted = line + text.count("\n", counted, pos), pos
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError) as e:
+            yield line, None, [RecordError(line, "", f"malformed JSON: {getattr(e, 'msg', 'too deeply nested')}")]
+            return
+        yield (line, *adapt(obj, line))
+        pos = _skip(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip(text, pos + 1)
+        elif pos >= len(text) or text[pos] != "]":
+            line += text.count("\n", counted, pos)
+            yield line, None, [RecordError(line, "", "malformed JSON: expected ',' or ']' after a record")]
+            return
+    if pos >= len(text) or text[pos + 1 :].strip():
+        yield line, None, [RecordError(line, "", "malformed JSON: the array is not closed by a final ']'")]
+
+
+def _skip(text, pos):
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _jsonl(stream, lim, adapt):
     line = 0
     while True:
         raw = stream.readline(lim["line_bytes"] + 1)
@@ -79,7 +145,7 @@ def _jsonl(stream, lim):
             msg = getattr(e, "msg", str(e) or "too deeply nested")
             yield line, None, [RecordError(line, "", f"malformed JSON: {msg} (column {getattr(e, 'colno', '?')})")]
             continue
-        yield (line, *normalise(obj, line, lim))
+        yield (line, *adapt(obj, line))
 
 
 class _StopLine(Exception):
@@ -99,7 +165,7 @@ def _csv_lines(stream, lim, counter):
             raise _StopLine(RecordError(counter[0], "", f"not valid UTF-8 (byte {e.start + 1} of the line)"))
 
 
-def _csv(stream, lim):
+def _csv(stream, lim, fmt, mapping):
     csv.field_size_limit(max(lim["line_bytes"], 1 << 20))
     counter = [0]  # physical lines read so far
     reader = csv.reader(_csv_lines(stream, lim, counter))
@@ -107,7 +173,9 @@ def _csv(stream, lim):
         header = next(reader, None)
         if header is None:
             return
-        missing = [c for c in REQUIRED if c not in header]
+        fmt, required, json_cols = formats.csv_columns(fmt, mapping, header)
+        adapt = _adapter(fmt, mapping, lim)
+        missing = [c for c in required if c not in header]
         if missing:
             yield 1, None, [RecordError(1, c, "missing column in the CSV header") for c in missing]
             return
@@ -125,12 +193,25 @@ def _csv(stream, lim):
             if len(row) != len(header):
                 yield line, None, [RecordError(line, "", f"{len(row)} cells, the header has {len(header)}")]
                 continue
-            obj, errors = _csv_object(dict(zip(header, row, strict=True)), line)
-            yield (line, None, errors) if errors else (line, *normalise(obj, line, lim))
+            obj, errors = _csv_object(dict(zip(header, row, strict=True)), line, json_cols, required)
+            yield (line, None, errors) if errors else (line, *adapt(obj, line))
     except _StopLine as stop:
         yield stop.error.line, None, [stop.error]
     except csv.Error as e:
         yield counter[0], None, [RecordError(counter[0], "", f"malformed CSV: {e}")]
+
+
+def _cell_json(value):
+    """JSON, or a list of strings written as a Python literal (how pandas saves a list column)."""
+    try:
+        return json.loads(value, parse_constant=_no_constant)
+    except ValueError:
+        if not value.lstrip().startswith("["):
+            raise
+        parsed = ast.literal_eval(value.strip())
+        if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
+            raise ValueError("not a JSON value nor a list of strings") from None
+        return parsed
 
 
 def _no_constant(name):
@@ -138,16 +219,16 @@ def _no_constant(name):
     raise ValueError(f"{name} is not allowed")
 
 
-def _csv_object(row, line):
+def _csv_object(row, line, json_cols, required):
     """CSV cells are strings: the JSON columns are decoded, empty optional cells dropped."""
     obj, errors = {}, []
     for key, value in row.items():
-        if key in ("passages", "claims", "meta"):
-            if value.strip() == "" and key != "passages":
+        if key in json_cols:
+            if value.strip() == "" and key not in required:
                 continue
             try:
-                obj[key] = json.loads(value, parse_constant=_no_constant)
-            except (ValueError, RecursionError) as e:
+                obj[key] = _cell_json(value)
+            except (ValueError, RecursionError, SyntaxError, MemoryError) as e:
                 errors.append(RecordError(line, key, f"malformed JSON in the column: {getattr(e, 'msg', e)}"))
         elif key == "created_at" and value.strip() == "":
             continue

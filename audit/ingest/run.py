@@ -74,7 +74,8 @@ def external_judge_version(name):
 def _stage(reader, writer, errors, progress):
     """Read the file, committing a chunk of staged answers every IMPORT_BATCH_SIZE records: (complete, records)."""
     batch, records = writer.batch, 0
-    for line, rec, errs in read_records(reader, batch.file_name):
+    opts = batch.options
+    for line, rec, errs in read_records(reader, batch.file_name, opts.get("fmt", "auto"), opts.get("mapping")):
         batch.lines = line
         errors += errs or writer.add(line, rec)
         records += rec is not None

@@ -22,15 +22,27 @@ from audit.models import Dataset, ImportBatch
 from audit.validation import text_problem
 
 
-def import_begin(*, dataset_name, file_name, user=None, update=False, judge_name="external", status, **fields):
-    """The saved batch row of a new import, or an unsaved `failed` one when the names are refused."""
+def import_begin(
+    *,
+    dataset_name,
+    file_name,
+    user=None,
+    update=False,
+    judge_name="external",
+    fmt="auto",
+    mapping=None,
+    status,
+    **fields,
+):
+    """The saved batch row of a new import, or an unsaved `failed` one when the names are refused.
+    fmt, mapping: the file's shape (see formats.py; "auto" detects it per record)."""
     dataset_name, judge_name = (dataset_name or "").strip(), (judge_name or "").strip() or "external"
     batch = ImportBatch(
         dataset_name=dataset_name[:100],
         user=user,
         file_name=(file_name or "")[:255],
         status=status,
-        options={"update": bool(update), "judge_name": judge_name},
+        options={"update": bool(update), "judge_name": judge_name, "fmt": fmt, "mapping": mapping or {}},
         **fields,
     )
     errors = _check_names(dataset_name, judge_name, batch.file_name)
@@ -57,29 +69,41 @@ def _check_names(dataset_name, judge_name, file_name):
     return errors
 
 
-def answers_import(fileobj, *, dataset_name, file_name, user=None, update=False, judge_name="external", progress=None):
-    """Import a JSONL/CSV binary file object now, into the dataset `dataset_name` (created if new)."""
+def answers_import(
+    fileobj,
+    *,
+    dataset_name,
+    file_name,
+    user=None,
+    update=False,
+    judge_name="external",
+    fmt="auto",
+    mapping=None,
+    progress=None,
+):
+    """Import a JSONL/CSV/JSON binary file object now, into the dataset `dataset_name` (created if new)."""
     batch = import_begin(
         dataset_name=dataset_name,
         file_name=file_name,
         user=user,
         update=update,
         judge_name=judge_name,
+        fmt=fmt,
+        mapping=mapping,
         status=ImportBatch.Status.RUNNING,
     )
     return import_fill(fileobj, batch, progress=progress) if batch.pk else batch
 
 
-def import_upload(upload, *, dataset_name, user, update=False, judge_name="external"):
+def import_upload(upload, *, dataset_name, user, update=False, judge_name="external", fmt="auto", mapping=None):
     """A web upload: imported in the request when small (IMPORT_INLINE_BYTES), else queued for the worker."""
+    opts = {"update": update, "judge_name": judge_name, "fmt": fmt, "mapping": mapping}
     if upload.size < settings.IMPORT_INLINE_BYTES or file_kind(upload.name) is None:  # a bad type fails at once
-        return answers_import(
-            upload, dataset_name=dataset_name, file_name=upload.name, user=user, update=update, judge_name=judge_name
-        )
-    return import_enqueue(upload, dataset_name=dataset_name, user=user, update=update, judge_name=judge_name)
+        return answers_import(upload, dataset_name=dataset_name, file_name=upload.name, user=user, **opts)
+    return import_enqueue(upload, dataset_name=dataset_name, user=user, **opts)
 
 
-def import_enqueue(upload, *, dataset_name, user=None, update=False, judge_name="external"):
+def import_enqueue(upload, *, dataset_name, user=None, update=False, judge_name="external", fmt="auto", mapping=None):
     """Spool the upload, begin a `queued` batch and enqueue `import_task` on commit: returns the batch."""
     try:
         name, size, sha = spool_save(upload, max_upload_bytes())
@@ -97,6 +121,8 @@ def import_enqueue(upload, *, dataset_name, user=None, update=False, judge_name=
             user=user,
             update=update,
             judge_name=judge_name,
+            fmt=fmt,
+            mapping=mapping,
             status=ImportBatch.Status.QUEUED,
             spool_path=name,
             bytes_total=size,

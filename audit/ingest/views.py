@@ -35,6 +35,8 @@ def import_page(request):
                 user=request.user,
                 update=d["update"],
                 judge_name=d["judge_name"],
+                fmt=d["format"],
+                mapping=d["mapping"],
             )
         status = 400 if not batch or batch.status == batch.Status.FAILED else 202 if batch.is_active else 200
         if status != 400:  # a fresh form, pointing at the dataset just filled

@@ -15,19 +15,12 @@ from datetime import datetime
 from django.db import connection
 
 from audit.ingest.parse import RecordError
-from audit.judge.guard import evidence_guard, normalise_ws
+from audit.judge.guard import evidence_guard
 from audit.models import Answer, AuditAnswer, Claim, ClaimOrigin, JudgeVerdict, Passage
 from audit.models.answers import ACTIVE_IMPORT
+from audit.spans import locate, normalise_ws
 
 ANSWER_FIELDS = ["question", "text", "created_at", "meta", "content_hash", "length", "import_batch"]
-
-
-def locate(text, claim_text, pos):
-    """(start, end) of the claim in the answer, searching on from the previous claim first, or (None, None)."""
-    start = text.find(claim_text, pos)
-    if start < 0:
-        start = text.find(claim_text)
-    return (start, start + len(claim_text)) if start >= 0 else (None, None)
 
 
 class Written:
@@ -215,25 +208,27 @@ class BatchWriter:
     def _parts(self, answers):
         passages, claims, verdicts = [], [], []
         imported = ClaimOrigin.IMPORTED.value
+        meta = _meta_prep(Passage)
+        empty = meta({})  # most parts carry no meta: prepared once
         for a in answers:
             rec = a.record
             texts, normalised = {}, {}
             for i, p in enumerate(rec["passages"]):
-                passages.append((a.id, i, p["id"], p["source"], p["text"]))
+                passages.append((a.id, i, p["id"], p["source"], p["text"], meta(p["meta"]) if "meta" in p else empty))
                 texts[p["id"]] = p["text"]
             pos = 0
             for i, c in enumerate(rec["claims"]):
                 start, end = locate(a.text, c["text"], pos)
                 pos = end if end is not None else pos
-                claims.append((a.id, i, c["text"], start, end, imported))
+                claims.append((a.id, i, c["text"], start, end, imported, meta(c["meta"]) if "meta" in c else empty))
                 if c["verdict"]:
                     pid = c["passage_id"]
                     if pid in texts and pid not in normalised:  # once per passage, not once per claim
                         normalised[pid] = normalise_ws(texts[pid])
                     guard = evidence_guard(c["verdict"], c["evidence"], normalised.get(pid), normalised=True)
                     verdicts.append((a.id, i, c, *guard))
-        insert_rows(Passage, ["answer", "position", "external_id", "source", "text"], passages)
-        insert_rows(Claim, ["answer", "position", "text", "span_start", "span_end", "origin"], claims)
+        insert_rows(Passage, ["answer", "position", "external_id", "source", "text", "meta"], passages)
+        insert_rows(Claim, ["answer", "position", "text", "span_start", "span_end", "origin", "meta"], claims)
         if verdicts:
             self._verdicts(answers, verdicts)
 
@@ -274,6 +269,11 @@ class BatchWriter:
                 for a, pos, c, scored, passed in verdicts
             ],
         )
+
+
+def _meta_prep(model):
+    field = model._meta.get_field("meta")
+    return lambda value: field.get_db_prep_save(value, connection)
 
 
 def insert_rows(model, field_names, rows):

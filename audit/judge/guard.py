@@ -6,14 +6,9 @@ claim sounded: it fails the guard and is scored as unsupported. Pure functions, 
 """
 
 from audit.models.answers import Verdict
+from audit.spans import normalise_ws, quote_in
 
 NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)
-
-
-def normalise_ws(text):
-    """Collapse every whitespace run to one space and strip the ends."""
-    # str.split() splits on the same Unicode whitespace as re's \s, several times faster than re.sub.
-    return " ".join((text or "").split())
 
 
 def evidence_guard(verdict, evidence, passage_text, *, normalised=False):
@@ -27,8 +22,7 @@ def evidence_guard(verdict, evidence, passage_text, *, normalised=False):
     """
     if verdict not in NEEDS_EVIDENCE:
         return verdict, None
-    quote = normalise_ws(evidence)
-    if passage_text is None or not quote:
+    if passage_text is None:
         return Verdict.UNSUPPORTED.value, False
-    passed = quote in (passage_text if normalised else normalise_ws(passage_text))
+    passed = quote_in(evidence, passage_text if normalised else normalise_ws(passage_text))
     return (verdict if passed else Verdict.UNSUPPORTED.value), passed

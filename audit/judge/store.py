@@ -1,7 +1,6 @@
 """What a run still has to do, and storing what it got. All database access of a run is here and runs
 on the coordinating thread only (worker threads do HTTP), so SQLite never sees concurrent writers."""
 
-import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -11,9 +10,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
 from django.utils import timezone
 
-from audit.judge.evidence import ws_pattern
 from audit.judge.guard import evidence_guard
 from audit.models import Answer, Claim, ClaimOrigin, JudgeFailure, JudgeRun, JudgeVerdict, Passage
+from audit.spans import locate
 
 FLUSH_SECONDS = 1.0  # progress counters reach the run row at most this often
 FLUSHED = [
@@ -101,17 +100,6 @@ def load_states(run, answer_ids, *, retry_failed=False):
         ]
         states.append(st)
     return states
-
-
-def locate(text, claim, start=0):
-    """Character span of claim in text: exact first, then ignoring case and whitespace runs."""
-    for begin in (start, 0):
-        i = text.find(claim, begin)
-        if i >= 0:
-            return i, i + len(claim)
-    pattern = ws_pattern(claim, re.I)
-    m = pattern and (pattern.search(text, start) or pattern.search(text))
-    return (m.start(), m.end()) if m else (None, None)
 
 
 class Recorder:

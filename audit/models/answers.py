@@ -108,6 +108,8 @@ class Passage(models.Model):
     external_id = models.CharField(max_length=200)
     source = models.CharField(max_length=500, blank=True)
     text = models.TextField()
+    # What the retriever attached beyond id/source/text (title, url, score, rank, citation, metadata, ...).
+    meta = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["answer_id", "position"]
@@ -132,6 +134,7 @@ class Claim(models.Model):
     origin = models.CharField(max_length=10, choices=ClaimOrigin.choices)
     # The judge version whose decomposer produced the claim (None for imported claims).
     judge_version = models.ForeignKey("audit.JudgeVersion", models.PROTECT, null=True, blank=True)
+    meta = models.JSONField(default=dict, blank=True)  # unknown fields of an imported claim
 
     class Meta:
         ordering = ["answer_id", "position"]

@@ -3,6 +3,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from audit.ingest.formats import FORMATS, MappingError, parse_mapping
 from audit.ingest.parse import RecordError
 from audit.ingest.services import answers_import
 
@@ -25,8 +26,20 @@ class Command(BaseCommand):
         )
         parser.add_argument("--judge-name", default="external", help="name of the judge behind imported verdicts")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+        parser.add_argument("--format", default="auto", choices=FORMATS, help="the file's shape (default: detected)")
+        parser.add_argument(
+            "--map",
+            action="append",
+            default=[],
+            metavar="TARGET=SOURCE",
+            help="field mapping, e.g. --map question=prompt --map passages=docs --map passage.text=content",
+        )
 
     def handle(self, file, dataset, update, judge_name, no_progress, **options):
+        try:
+            mapping = parse_mapping(options["map"])
+        except MappingError as e:
+            raise CommandError(f"--map: {e}")
         try:
             size, fileobj = os.path.getsize(file), open(file, "rb")  # noqa: SIM115 (closed below)
         except OSError as e:
@@ -39,6 +52,8 @@ class Command(BaseCommand):
                 file_name=os.path.basename(file),
                 update=update,
                 judge_name=judge_name,
+                fmt=options["format"],
+                mapping=mapping,
                 progress=None if no_progress else self._bar(size),
             )
         if not no_progress:

@@ -1,0 +1,124 @@
+"""HTTP API endpoints of the human side: an audit's progress, its report, its gold export.
+
+Leads see every audit. An annotator may read the progress of an audit they hold assignments in, and
+only their own row of it (never another's work, never a judge verdict); any other audit is a 404 to them.
+"""
+
+from typing import Literal
+
+from django.http import HttpResponse, JsonResponse
+from ninja import Router, Schema
+from ninja.errors import HttpError
+
+from annotations.adjudication import export
+from annotations.assignments.selectors import audit_progress
+from annotations.report.build import build_report
+from annotations.report.links import add_links
+from audit import roles
+from audit.api import ERRORS, need
+from audit.models import Audit
+
+router = Router(tags=["annotations"])
+
+
+class PersonOut(Schema):
+    user_id: int
+    username: str
+    assigned: int
+    started: int
+    submitted: int
+    median_minutes: float | None
+
+
+class OverallOut(Schema):
+    assigned: int
+    started: int
+    submitted: int
+    percent: int
+    median_minutes: float | None
+
+
+class ProgressOut(Schema):
+    id: int
+    name: str
+    dataset: str
+    status: str
+    answers: int
+    overall: OverallOut
+    annotators: list[PersonOut]
+
+
+def _audit(audit_id):
+    audit = Audit.objects.select_related("dataset").filter(pk=audit_id).first()
+    if audit is None:
+        raise HttpError(404, "No such audit.")
+    return audit
+
+
+@router.get("/audits/{audit_id}", response={200: ProgressOut, **ERRORS}, summary="An audit's labelling progress")
+def audit_progress_get(request, audit_id: int):
+    user = request.auth
+    if not roles.has_role(user, roles.LEAD):
+        need(request, roles.ANNOTATOR)
+    audit = _audit(audit_id)
+    progress = audit_progress(audit)
+    if not roles.has_role(user, roles.LEAD):
+        mine = [p for p in progress["annotators"] if p["user_id"] == user.pk]
+        if not mine:  # not theirs to see
+            raise HttpError(404, "No such audit.")
+        progress = {"annotators": mine, "overall": {**mine[0], "percent": _percent(mine[0])}}
+    return {
+        "id": audit.id,
+        "name": audit.name,
+        "dataset": audit.dataset.name,
+        "status": audit.status,
+        "answers": audit.size,
+        **progress,
+    }
+
+
+def _percent(p):
+    return round(100 * p["submitted"] / p["assigned"]) if p["assigned"] else 0
+
+
+JSON_DOC = {"responses": {200: {"description": "The report", "content": {"application/json": {}}}}}
+
+
+@router.get(
+    "/audits/{audit_id}/report",
+    response={200: None, **ERRORS},
+    openapi_extra=JSON_DOC,
+    summary="The audit's report (the JSON of the report page's download)",
+)
+def audit_report(request, audit_id: int, version: int | None = None):
+    need(request)
+    audit = _audit(audit_id)
+    report = add_links(build_report(audit, version), audit.id)
+    return JsonResponse(report, json_dumps_params={"allow_nan": False})
+
+
+GOLD_DOC = {
+    "responses": {
+        200: {
+            "description": "Gold labels",
+            "content": {"text/csv": {}, "application/x-ndjson": {}, "application/vnd.apache.parquet": {}},
+        }
+    }
+}
+
+
+@router.get("/audits/{audit_id}/gold", response={200: None, **ERRORS}, openapi_extra=GOLD_DOC, summary="Gold export")
+def audit_gold(
+    request,
+    audit_id: int,
+    level: Literal[export.LEVELS] = "claim",
+    format: Literal[export.FORMATS] = "csv",
+    names: bool = False,
+):
+    need(request)
+    audit = _audit(audit_id)
+    response = HttpResponse(
+        export.export_bytes(audit, level=level, fmt=format, names=names), content_type=export.CONTENT_TYPES[format]
+    )
+    response["Content-Disposition"] = f'attachment; filename="{export.file_name(audit, level, format)}"'
+    return response

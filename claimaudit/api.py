@@ -1,0 +1,97 @@
+"""The HTTP API under /api/v1/: one NinjaAPI, personal-token auth, JSON errors, the apps' routers.
+
+django-ninja: pydantic schemas validate every input before it reaches a service, the OpenAPI 3 schema
+(/api/v1/openapi.json) and the docs page (/api/v1/docs, served from the package's own static files,
+no CDN) are generated from the same function signatures, and its endpoints are plain functions like
+the app's views. Every endpoint needs `Authorization: Bearer <token>`; the token acts as its user.
+"""
+
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.urls import path
+from django.utils import timezone
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as NinjaValidationError
+from ninja.security import HttpBearer
+
+from annotations.api import router as annotations_router
+from audit.api import BadRequest
+from audit.api import router as audit_router
+from claimaudit.models import ApiToken, token_hash
+
+
+class TokenAuth(HttpBearer):
+    def authenticate(self, request, token):
+        row = (
+            ApiToken.objects.select_related("user")
+            .filter(key_hash=token_hash(token), revoked_at=None, user__is_active=True)
+            .first()
+        )
+        if row is None:
+            return None
+        ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
+        request.user = row.user
+        return row.user
+
+
+api = NinjaAPI(
+    title="Claim Audit API",
+    version="1",
+    description="Import answers, run the judge, draw audits, read reports and gold labels.",
+    auth=TokenAuth(),
+    docs_decorator=login_required,
+    urls_namespace="api",
+)
+api.add_router("/", audit_router)
+api.add_router("/", annotations_router)
+
+
+def _error(request, status, message, errors=()):
+    return api.create_response(request, {"message": message, "errors": list(errors)}, status=status)
+
+
+@api.exception_handler(BadRequest)
+def _bad_request(request, exc):
+    return _error(request, 400, exc.message, exc.errors)
+
+
+@api.exception_handler(NinjaValidationError)
+def _invalid(request, exc):
+    errors = [
+        {"field": ".".join(str(x) for x in e.get("loc", ())[1:]) or "body", "message": e.get("msg", "invalid")}
+        for e in exc.errors
+    ]
+    return _error(request, 400, "invalid request", errors)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request, exc):
+    return _error(request, 401, "a valid API token is required: Authorization: Bearer <token>")
+
+
+@api.exception_handler(HttpError)
+def _http_error(request, exc):
+    return _error(request, exc.status_code, str(exc))
+
+
+@api.exception_handler(Http404)
+def _not_found(request, exc):
+    return _error(request, 404, "not found")
+
+
+def _token_only(view):
+    """The site's login-required middleware leaves the API to the token check (docs keep their own)."""
+
+    @wraps(view)
+    def wrapped(*args, **kwargs):
+        return view(*args, **kwargs)
+
+    wrapped.login_required = False
+    return wrapped
+
+
+patterns, app_name, namespace = api.urls
+urls = ([path(str(p.pattern), _token_only(p.callback), name=p.name) for p in patterns], app_name, namespace)
