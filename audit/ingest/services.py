@@ -151,8 +151,17 @@ def import_upload(upload, *, dataset_name, user, update=False, judge_name="exter
     """A web upload: imported in the request when small (IMPORT_INLINE_BYTES), else queued for the worker."""
     inline = settings.IMPORT_INLINE_BYTES
     if upload.size < inline or file_kind(upload.name) is None:  # an unsupported type fails at once, unread
-        return answers_import(
-            upload, dataset_name=dataset_name, file_name=upload.name, user=user, update=update, judge_name=judge_name
+        from audit.jobs.imports import import_failure_keep
+
+        return import_failure_keep(
+            answers_import(
+                upload,
+                dataset_name=dataset_name,
+                file_name=upload.name,
+                user=user,
+                update=update,
+                judge_name=judge_name,
+            )
         )
     return import_enqueue(upload, dataset_name=dataset_name, user=user, update=update, judge_name=judge_name)
 
@@ -210,6 +219,8 @@ def import_run(batch_id):
     batch = ImportBatch.objects.select_related("dataset", "user").filter(pk=batch_id).first()
     if not started:  # deleted, or already run by another delivery of the task
         return batch
+    from audit.jobs.imports import import_cancel_check
+
     name, opts = batch.spool_path, batch.options
     try:
         with spool_open(name) as f:
@@ -220,7 +231,7 @@ def import_run(batch_id):
                 user=batch.user,
                 update=opts.get("update", False),
                 judge_name=opts.get("judge_name", "external"),
-                progress=lambda done, records: progress_write(name, done, records),
+                progress=lambda done, records: (progress_write(name, done, records), import_cancel_check(name)),
                 batch=batch,
             )
     except (OSError, SpoolError) as e:

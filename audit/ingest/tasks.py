@@ -5,7 +5,7 @@ from django.tasks import task
 
 @task()
 def import_task(batch_id):
-    from audit.ingest.services import import_run
+    from audit.jobs.imports import import_run_cancellable
 
-    batch = import_run(batch_id)
+    batch = import_run_cancellable(batch_id)
     return {"batch": batch_id, "status": batch.status if batch else "gone"}

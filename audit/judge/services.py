@@ -99,7 +99,7 @@ def judge_run_enqueue(run, *, retry_failed=False):
     from audit.judge.tasks import judge_run_task
 
     run.status = JudgeRun.Status.QUEUED
-    run.message = "Waiting for the task worker (manage.py db_worker)."
+    run.message = f"Waiting for the task worker ({settings.WORKER_COMMAND})."
     run.heartbeat_at = timezone.now()  # stalled again only if no worker picks it up in time
     run.save(update_fields=["status", "message", "heartbeat_at"])
     return judge_run_task.enqueue(run.pk, retry_failed)

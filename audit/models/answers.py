@@ -31,6 +31,7 @@ class ImportBatch(models.Model):
         FAILED = "failed", "Failed"
         QUEUED = "queued", "Queued"  # a web upload spooled to disk, waiting for the task worker
         RUNNING = "running", "Running"
+        CANCELLED = "cancelled", "Cancelled"  # by a lead, while queued or running: nothing was written
 
     dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="imports")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
