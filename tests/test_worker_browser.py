@@ -118,9 +118,7 @@ def alive(pid):
 
 
 def test_it_runs_web_and_worker_together_and_background_jobs_finish_on_the_open_pages(demo_procs, page, tmp_path):
-    pids = {
-        name: int(demo_procs.wait_for(rf"{name}\.1 started \(pid=(\d+)\)").group(1)) for name in ("web", "worker")
-    }
+    pids = {name: int(demo_procs.wait_for(rf"{name}\.1 started \(pid=(\d+)\)").group(1)) for name in ("web", "worker")}
     url = demo_procs.url
     page.set_default_timeout(TIMEOUT * 1000)
     page.goto(f"{url}/login/")

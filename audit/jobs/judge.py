@@ -26,3 +26,11 @@ def judge_run_cancel(run, user):
     )
     run.refresh_from_db()
     return message if done else f"Run {run.pk} is {run.get_status_display().lower()}: nothing to cancel."
+
+
+def judge_run_reopen(run):
+    """A cancelled run resumed from the command line (`manage.py judge --resume ID`) may start again; the
+    web's Resume does the same through judge_run_enqueue."""
+    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.CANCELLED).update(status=JudgeRun.Status.QUEUED)
+    run.refresh_from_db()
+    return run
