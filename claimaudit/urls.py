@@ -12,6 +12,7 @@ urlpatterns = [
     path("import/", include("audit.ingest.urls")),
     path("judge/", include("audit.judge.urls")),
     path("jobs/", include("audit.jobs.urls")),
+    path("notifications/", include("audit.notify.urls")),
     path("audits/", include("audit.sampling.urls")),
     path("audits/", include("annotations.assignments.urls")),
     path("reports/", include("annotations.report.urls")),

@@ -31,15 +31,17 @@ def import_cancel_check(name):
 def import_run_cancellable(batch_id):
     """import_run, with a cancel recorded on the batch (the task worker calls this)."""
     from audit.ingest.services import import_run
+    from audit.jobs.events import import_ended_send
 
     try:
-        return import_run(batch_id)
+        batch = import_run(batch_id)
     except ImportCancelled as exc:
         batch = ImportBatch.objects.select_related("dataset", "user").get(pk=batch_id)
         _mark_cancelled(batch, str(exc))
-        return batch
     finally:
         _clear_marker(ImportBatch.objects.filter(pk=batch_id).values_list("spool_path", flat=True).first())
+    import_ended_send(batch)
+    return batch
 
 
 def _clear_marker(name):

@@ -72,6 +72,7 @@ def _count(dataset, audit):
 def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     """Run (or resume) a run to the end, the budget, or a fatal error. Safe to call again at any point:
     stored claims and verdicts are never asked for twice. progress(run) is called as work lands."""
+    from audit.jobs.events import judge_run_ended_send
     from audit.sampling.judgements import judgements_sync
 
     run = JudgeRun.objects.select_related("judge_version").get(pk=run_id)
@@ -80,6 +81,7 @@ def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     # first audit preview after a large run does not pay for deriving them inside a web request.
     with transaction.atomic():
         judgements_sync(run.judge_version_id)
+    judge_run_ended_send(run)  # signal and notifications (audit/jobs/events.py)
     return run
 
 
