@@ -18,6 +18,8 @@ urlpatterns = [
     path("answers/<int:answer_id>/", audit_views.answer_detail, name="answer"),
     path("import/", include("audit.ingest.urls")),
     path("judge/", include("audit.judge.urls")),
+    path("jobs/", include("audit.jobs.urls")),
+    path("notifications/", include("audit.notify.urls")),
     path("audits/", include("audit.sampling.urls")),
     path("audits/", include("annotations.assignments.urls")),
     path("reports/", include("annotations.report.urls")),

@@ -220,10 +220,10 @@ def execute(run, *, progress=None, retry_failed=False):
 
     batch = run.use_batch and run.backend == "anthropic"
     rec = Recorder(run, discount=BATCH_DISCOUNT if batch else 1.0)
-    rec.take_lease()
-    run.status, run.message, run.finished_at = JudgeRun.Status.RUNNING, "", None
-    run.started_at = run.started_at or timezone.now()
     try:
+        rec.take_lease()  # a cancel (audit/jobs) takes the lease away: the run stops at its next heartbeat
+        run.status, run.message, run.finished_at = JudgeRun.Status.RUNNING, "", None
+        run.started_at = run.started_at or timezone.now()
         return _execute(run, rec, run_batches if batch else run_sync, progress, retry_failed)
     except LeaseLost as exc:
         run.message = f"Stopped: {exc}."  # not saved: the row belongs to the execution that took it over

@@ -83,6 +83,7 @@ def _count(dataset, audit):
 def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     """Run (or resume) a run to the end, the budget, or a fatal error. Safe to call again at any point:
     stored claims and verdicts are never asked for twice. progress(run) is called as work lands."""
+    from audit.jobs.events import judge_run_ended_send
     from audit.sampling.judgements import judgements_sync
 
     run = JudgeRun.objects.select_related("judge_version").get(pk=run_id)
@@ -91,6 +92,7 @@ def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     # first audit preview after a large run does not pay for deriving them inside a web request.
     with transaction.atomic():
         judgements_sync(run.judge_version_id)
+    judge_run_ended_send(run)  # signal and notifications (audit/jobs/events.py)
     return run
 
 
@@ -110,7 +112,7 @@ def judge_run_enqueue(run, *, retry_failed=False):
     from audit.judge.tasks import judge_run_task
 
     run.status = JudgeRun.Status.QUEUED
-    run.message = "Waiting for the task worker (manage.py db_worker)."
+    run.message = f"Waiting for the task worker ({settings.WORKER_COMMAND})."
     run.heartbeat_at = timezone.now()  # stalled again only if no worker picks it up in time
     run.save(update_fields=["status", "message", "heartbeat_at"])
     return judge_run_task.enqueue(run.pk, retry_failed)

@@ -215,7 +215,9 @@ class Recorder:
         """This execution now owns the run; an older one still alive stops at its next heartbeat."""
         r = self.run
         r.lease, r.heartbeat_at = uuid.uuid4().hex, timezone.now()
-        JudgeRun.objects.filter(pk=r.pk).update(lease=r.lease, heartbeat_at=r.heartbeat_at)
+        live = JudgeRun.objects.filter(pk=r.pk).exclude(status=JudgeRun.Status.CANCELLED)
+        if not live.update(lease=r.lease, heartbeat_at=r.heartbeat_at):  # cancelled while queued: never starts
+            raise LeaseLost(f"judge run {r.pk} was cancelled")
 
     def flush(self, force=False):
         """Counters and the heartbeat, written only while this execution holds the lease (one UPDATE

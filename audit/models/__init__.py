@@ -3,6 +3,7 @@ from audit.models.audits import Audit, AuditAnswer, AuditStatus
 from audit.models.history import HistoryEvent
 from audit.models.judge import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVersion
 from audit.models.judgements import AnswerJudgement, AnswerJudgementSync
+from audit.models.notify import NotificationSent, NotificationSettings, WebhookDelivery
 
 __all__ = [
     "Answer",
@@ -22,4 +23,7 @@ __all__ = [
     "JudgeVersion",
     "Passage",
     "Verdict",
+    "NotificationSent",
+    "NotificationSettings",
+    "WebhookDelivery",
 ]

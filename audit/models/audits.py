@@ -33,6 +33,9 @@ class Audit(models.Model):
     is_demo = models.BooleanField(default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Optional: events of this audit are POSTed here as JSON, signed with HMAC-SHA256 of webhook_secret.
+    webhook_url = models.URLField(max_length=500, blank=True)
+    webhook_secret = models.CharField(max_length=64, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

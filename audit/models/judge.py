@@ -63,6 +63,7 @@ class JudgeRun(models.Model):
         DONE = "done", "Done"
         BUDGET = "budget", "Stopped: budget reached"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
 
     judge_version = models.ForeignKey(JudgeVersion, models.PROTECT, related_name="runs")
     backend = models.CharField(max_length=10, choices=JudgeVersion.Kind.choices)
