@@ -137,6 +137,7 @@ def judge_vs_gold(cl, answers, f, versions, version, seed, resamples):
         "without_verdict": int((g["judge"] == "none").sum()),
         "awaiting_gold": int((cl["judge"].notna() & cl["gold"].isna()).sum()),
         "guard_failed": int((guard == False).sum()),  # noqa: E712  (None: no evidence needed)
+        "numeric_flagged": int((f["judge"]["numeric_passed"] == False).sum()),  # noqa: E712  (None: not applicable)
         "claims": agreement(
             s["answer_id"].tolist(), s["judge"].tolist(), s["gold"].tolist(), VERDICTS, seed=seed, resamples=resamples
         ),

@@ -46,6 +46,9 @@ class JudgeVerdict(models.Model):
     passage_external_id = models.CharField(max_length=200, blank=True)
     reason = models.TextField(blank=True)
     guard_passed = models.BooleanField(null=True)  # None: no evidence needed
+    # The numeric guard (audit.judge.numeric): False flags a supported verdict whose evidence lacks one of
+    # the claim's numbers, dates or quantities; None when it does not apply. A flag for humans, not a rescore.
+    numeric_passed = models.BooleanField(null=True)
     run = models.ForeignKey("audit.JudgeRun", models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
