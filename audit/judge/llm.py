@@ -8,11 +8,11 @@ the runner as a failed item. Errors no retry can fix (bad key, unknown model) ab
 import anthropic
 from django.conf import settings
 
-from audit.judge import prompts
+from audit.judge import prompts, rubric
 from audit.judge.outcome import FatalJudgeError, Outcome
 
 FATAL = (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthropic.NotFoundError)
-PARSERS = {"decompose": prompts.parse_decompose, "verify": prompts.parse_verify}
+PARSERS = {"decompose": prompts.parse_decompose, "verify": prompts.parse_verify, "rubric": rubric.parse_rubric}
 
 
 _clients = {}
@@ -93,6 +93,10 @@ class LLMJudge:
 
     def verify_params(self, context, claim_text):
         return prompts.verify_params(self.spec, context, claim_text)
+
+    def rubric_params(self, question, passages, answer_text):
+        """The answer-level rubric call (audit.judge.rubric): one per answer."""
+        return rubric.rubric_params(self.spec, question, passages, answer_text)
 
     def call(self, stage, params):
         return _create_outcome(stage, lambda: self.client.messages.create(**params))
