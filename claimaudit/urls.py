@@ -11,6 +11,7 @@ urlpatterns = [
     path("answers/<int:answer_id>/", audit_views.answer_detail, name="answer"),
     path("import/", include("audit.ingest.urls")),
     path("judge/", include("audit.judge.urls")),
+    path("lab/", include("annotations.lab.urls")),
     path("audits/", include("audit.sampling.urls")),
     path("audits/", include("annotations.assignments.urls")),
     path("reports/", include("annotations.report.urls")),

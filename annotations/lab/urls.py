@@ -1,0 +1,7 @@
+from django.urls import path
+
+from annotations.lab import views
+
+urlpatterns = [
+    path("", views.lab, name="judge_lab"),
+]
