@@ -4,4 +4,6 @@ from annotations.lab import views
 
 urlpatterns = [
     path("", views.lab, name="judge_lab"),
+    path("guardrail/", views.guardrail, name="guardrail"),
+    path("guardrail.json", views.guardrail_json, name="guardrail_json"),
 ]
