@@ -20,6 +20,7 @@ urlpatterns = [
     path("judge/", include("audit.judge.urls")),
     path("jobs/", include("audit.jobs.urls")),
     path("notifications/", include("audit.notify.urls")),
+    path("lab/", include("annotations.lab.urls")),
     path("audits/", include("audit.sampling.urls")),
     path("audits/", include("annotations.assignments.urls")),
     path("reports/", include("annotations.report.urls")),

@@ -9,7 +9,7 @@ from django.utils import timezone
 from audit.judge import runner
 from audit.judge.offline import offline_version
 from audit.judge.prompts import anthropic_version
-from audit.models import Audit, Dataset, JudgeRun
+from audit.models import Audit, Dataset, JudgeRun, JudgeVersion
 
 BACKENDS = ("anthropic", "offline")
 
@@ -37,6 +37,7 @@ def judge_run_create(
     use_batch=False,
     budget_usd=None,
     budget_tokens=None,
+    version=None,
 ):
     """A queued run over a dataset, an audit's sample, or explicit answers (exactly one of them).
     dataset and audit may be given as objects or by name; answers as objects or ids."""
@@ -44,8 +45,6 @@ def judge_run_create(
         raise JudgeRunError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if sum(x is not None for x in (dataset, audit, answers)) != 1:
         raise JudgeRunError("give exactly one of dataset, audit or answers")
-    if backend == "anthropic" and not settings.ANTHROPIC_API_KEY:
-        raise JudgeRunError("ANTHROPIC_API_KEY is not set: set it, or use the offline backend")
     for name, value in (("budget_usd", budget_usd), ("budget_tokens", budget_tokens)):
         if value is not None and value <= 0:
             raise JudgeRunError(f"{name} must be positive, got {value}")
@@ -53,7 +52,11 @@ def judge_run_create(
         dataset = _by_name(Dataset, dataset)
     if isinstance(audit, str):
         audit = _by_name(Audit, audit)
-    version = anthropic_version() if backend == "anthropic" else offline_version()
+    if version is not None:  # a chosen judge version (audit.judge.definitions) decides the backend
+        backend = "offline" if version.kind == JudgeVersion.Kind.OFFLINE else "anthropic"
+    if backend == "anthropic" and not settings.ANTHROPIC_API_KEY:
+        raise JudgeRunError("ANTHROPIC_API_KEY is not set: set it, or use the offline backend")
+    version = version or (anthropic_version() if backend == "anthropic" else offline_version())
     answer_ids = [getattr(a, "pk", a) for a in answers] if answers is not None else []
     return JudgeRun.objects.create(
         judge_version=version,

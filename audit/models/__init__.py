@@ -1,5 +1,6 @@
 from audit.models.answers import Answer, Claim, ClaimOrigin, Dataset, ImportBatch, Passage, Verdict
-from audit.models.audits import Audit, AuditAnswer, AuditStatus
+from audit.models.audits import Audit, AuditAnswer, AuditStatus, Policy
+from audit.models.definitions import AnswerVerdict, JudgeDefinition, JudgeEdit, JudgeLevel
 from audit.models.history import HistoryEvent
 from audit.models.judge import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVersion
 from audit.models.judgements import AnswerJudgement, AnswerJudgementSync
@@ -9,6 +10,7 @@ __all__ = [
     "Answer",
     "AnswerJudgement",
     "AnswerJudgementSync",
+    "AnswerVerdict",
     "Audit",
     "AuditAnswer",
     "AuditStatus",
@@ -17,11 +19,15 @@ __all__ = [
     "Dataset",
     "HistoryEvent",
     "ImportBatch",
+    "JudgeDefinition",
+    "JudgeEdit",
     "JudgeFailure",
+    "JudgeLevel",
     "JudgeRun",
     "JudgeVerdict",
     "JudgeVersion",
     "Passage",
+    "Policy",
     "Verdict",
     "NotificationSent",
     "NotificationSettings",
