@@ -160,12 +160,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 if envbool("FAST_PASSWORD_HASHER", False):  # tests only: hashing dominates login-heavy tests
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-# Mail (set-password links) is sent only when EMAIL_ENABLED: on in development, where the console backend
-# prints it; in production it goes through Django's SMTP backend (localhost:25 unless configured).
+# Set-password links are mailed only when EMAIL_ENABLED (on in development, where MAILERS below prints
+# mail to the console); the link is always shown to the lead who created the user.
 EMAIL_ENABLED = envbool("EMAIL_ENABLED", DEBUG)
-if DEBUG:
-    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "claim-audit@localhost")
 # Sessions end SESSION_COOKIE_AGE seconds after login, or after SESSION_IDLE_TIMEOUT seconds without a
 # request (claimaudit.middleware.SessionLimitsMiddleware).
 SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 12 * 3600)

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef, Prefetch
 
 from audit.judge import prompts, rubric
+from audit.judge.runner import call_worst_case
 from audit.judge.services import judge_run_create, judge_run_enqueue
 from audit.models import Answer, AnswerVerdict, Claim, JudgeVerdict, JudgeVersion, Passage
 
@@ -56,8 +57,7 @@ def run_estimate(version, audits):
             out["calls"] += 1
             out["tokens"] += plain + cached + EXPECTED_OUTPUT_TOKENS
             out["usd"] += (base + EXPECTED_OUTPUT_TOKENS * prices["output"]) / 1e6
-            worst_in = (plain + cached) * max(prices["input"], prices["cache_write"])
-            out["usd_worst"] += (worst_in + params["max_tokens"] * prices["output"]) / 1e6
+            out["usd_worst"] += call_worst_case(params, prices)[1]
     return out
 
 
@@ -67,7 +67,7 @@ def lab_run_start(version, audits, user):
     if not ids:
         return None
     worst = run_estimate(version, audits)["usd_worst"] if version.kind == JudgeVersion.Kind.ANTHROPIC else 0
-    # A small margin over the worst case: the runner rounds its own per-call estimate independently.
-    run = judge_run_create(version=version, answers=ids, user=user, budget_usd=worst * 1.02 + 1e-6 if worst else None)
+    # The runner reserves each call's worst case by the same rule: a small margin for float rounding only.
+    run = judge_run_create(version=version, answers=ids, user=user, budget_usd=worst * 1.0001 + 1e-6 if worst else None)
     judge_run_enqueue(run)
     return run

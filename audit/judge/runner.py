@@ -107,11 +107,7 @@ class Budget:
     def estimate(self, item):
         if self.run.backend != "anthropic":
             return 0, 0.0
-        tokens_in = len(json.dumps(item.params).encode()) + OVERHEAD_TOKENS
-        tokens_out = item.params["max_tokens"]
-        prices = self.rec.prices or {"input": 0, "output": 0, "cache_write": 0}
-        usd = (tokens_in * max(prices["input"], prices["cache_write"]) + tokens_out * prices["output"]) / 1e6
-        return tokens_in + tokens_out, usd * self.rec.discount
+        return call_worst_case(item.params, self.rec.prices, self.rec.discount)
 
     def allows(self, est):
         tokens, usd = est
@@ -127,6 +123,15 @@ class Budget:
     def settle(self, est, outcome):
         if not outcome.bill_unknown:
             self.reserve(est, -1)
+
+
+def call_worst_case(params, prices, discount=1.0):
+    """(tokens, dollars) one call could cost at most: the Budget's reservation, and the lab's worst case."""
+    prices = prices or {"input": 0, "output": 0, "cache_write": 0}
+    tokens_in = len(json.dumps(params).encode()) + OVERHEAD_TOKENS
+    tokens_out = params["max_tokens"]
+    usd = (tokens_in * max(prices["input"], prices["cache_write"]) + tokens_out * prices["output"]) / 1e6
+    return tokens_in + tokens_out, usd * discount
 
 
 def make_judge(run):
