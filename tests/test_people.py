@@ -3,6 +3,7 @@ trail of every change, the read-only admin for staff leads, constant query count
 
 import re
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
 from django.db import connection
@@ -218,3 +219,30 @@ class QueryCountTests(TestCase):
         make_audit([make_answer()], name="another")
         self.assertEqual(self.count(f"/people/{ann.pk}/"), small)
         self.assertContains(self.client.get(f"/people/{ann.pk}/"), "Open assignments (13)")
+
+
+@pytest.mark.browser
+def test_it_takes_a_new_person_from_the_lead_page_to_first_login_in_chromium(
+    live_server, browser, page, login, transactional_db
+):
+    lead = make_user("lead", "lead")
+    login(page, lead)
+    page.goto(f"{live_server.url}/people/")
+    page.fill("input[name=username]", "nina")
+    page.check("input[name=roles][value=annotator]")
+    page.click("text=Create and get the link")
+    link = page.input_value("input.set-password-link")
+    assert link.startswith(f"{live_server.url}/welcome/")
+
+    newcomer = browser.new_context().new_page()
+    newcomer.goto(link)
+    newcomer.wait_for_selector("text=Choose your password")
+    newcomer.fill("input[name=new_password1]", STRONG)
+    newcomer.fill("input[name=new_password2]", STRONG)
+    newcomer.click("text=Set password and log in")
+    newcomer.wait_for_url(f"{live_server.url}/")
+    assert newcomer.locator(".topbar").inner_text().count("nina") == 1
+    newcomer.goto(link)  # the link worked once
+    assert newcomer.locator("text=This link is not valid").is_visible()
+    newcomer.context.close()
+    assert page.js_errors == []
