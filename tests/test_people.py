@@ -156,6 +156,13 @@ class RolesAndDeactivationTests(TestCase):
         self.ann1.refresh_from_db()
         self.assertTrue(self.ann1.is_active)
 
+    def test_it_refuses_a_bad_reason_with_400_and_the_field_named(self):
+        for reason in ("x" * 501, "nul\x00byte"):
+            r = self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "0", "reason": reason})
+            self.assertContains(r, "Reason: ", status_code=400)
+        self.ann1.refresh_from_db()
+        self.assertTrue(self.ann1.is_active)
+
     def test_it_refuses_a_set_password_link_of_a_deactivated_person(self):
         r = self.client.post(f"/people/{self.ann1.pk}/link/")
         link = link_in(r.content.decode())

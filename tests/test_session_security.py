@@ -60,6 +60,12 @@ class SessionLimitTests(TestCase):
         self.age(seen_at=2 * 3600 - 30)
         self.assertEqual(self.client.get("/").status_code, 200)
 
+    def test_it_does_not_count_htmx_polling_as_activity(self):
+        self.age(seen_at=2 * 3600 - 30)
+        self.assertEqual(self.client.get("/", headers={"HX-Request": "true"}).status_code, 200)
+        self.age(seen_at=31)
+        self.assertEqual(self.client.get("/").status_code, 302)  # idle: only polling since
+
     def test_it_logs_out_after_the_idle_timeout(self):
         self.age(seen_at=2 * 3600 + 1)
         r = self.client.get("/")
