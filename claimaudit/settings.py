@@ -155,25 +155,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 if envbool("FAST_PASSWORD_HASHER", False):  # tests only: hashing dominates login-heavy tests
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-# Mail (set-password links) is sent only when EMAIL_ENABLED: on in development, where the console backend
-# prints it; in production it goes through SMTP at EMAIL_HOST:EMAIL_PORT.
+# Set-password links are also mailed (through the default mailer) only when EMAIL_ENABLED: on in
+# development, where mail goes to the console.
 EMAIL_ENABLED = envbool("EMAIL_ENABLED", DEBUG)
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "claim-audit@localhost")
-MAILERS = {
-    "default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}
-    if DEBUG
-    else {
-        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-        "OPTIONS": {
-            "host": os.environ.get("EMAIL_HOST", "localhost"),
-            "port": envint("EMAIL_PORT", 25),
-            "username": os.environ.get("EMAIL_HOST_USER", ""),
-            "password": os.environ.get("EMAIL_HOST_PASSWORD", ""),
-            "use_tls": envbool("EMAIL_USE_TLS", False),
-            "timeout": 10,
-        },
-    }
-}
 # Sessions end SESSION_COOKIE_AGE seconds after login, or after SESSION_IDLE_TIMEOUT seconds without a
 # request (claimaudit.middleware.SessionLimitsMiddleware).
 SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 12 * 3600)
