@@ -39,6 +39,15 @@ class CacheAndCookieTests(TestCase):
         self.assertTrue(r.cookies["sessionid"]["httponly"])
         self.assertEqual(r.cookies["sessionid"]["max-age"], 12 * 3600)
 
+    def test_it_has_no_script_that_reads_cookies(self):
+        # The CSRF cookie is HttpOnly: scripts take the token from hx-headers on <body> instead.
+        scripts = sorted((ROOT / "static").glob("*.js"))
+        self.assertTrue(scripts)
+        for js in scripts:
+            self.assertNotIn("document.cookie", js.read_text(), js.name)
+        self.client.force_login(self.user)
+        self.assertIn('hx-headers=\'{"x-csrftoken": "', self.client.get("/").content.decode())
+
 
 class SessionLimitTests(TestCase):
     def setUp(self):
