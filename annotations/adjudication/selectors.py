@@ -242,7 +242,7 @@ def summarise(value):
 
 def audit_gold_progress(audit):
     """{claims, gold, missing} for the audit page's close control (two queries)."""
-    claims = Claim.objects.filter(answer__audit_items__audit=audit).count()
+    claims = audit.claims().count()
     gold = GoldLabel.objects.filter(audit=audit).count()
     return {"claims": claims, "gold": gold, "missing": max(claims - gold, 0)}
 
