@@ -12,6 +12,7 @@ from django.db import connection
 
 from audit.ingest.parse import RecordError
 from audit.judge.guard import evidence_guard, normalise_ws
+from audit.judge.numeric import numeric_guard
 from audit.models import Answer, AuditAnswer, Claim, ClaimOrigin, JudgeVerdict, Passage
 
 ANSWER_FIELDS = ["question", "text", "created_at", "meta", "content_hash", "length", "import_batch"]
@@ -218,6 +219,7 @@ class BatchWriter:
                 "passage_external_id",
                 "reason",
                 "guard_passed",
+                "numeric_passed",
                 "created_at",
             ],
             [
@@ -230,6 +232,7 @@ class BatchWriter:
                     c["passage_id"],
                     c["reason"],
                     passed,
+                    numeric_guard(scored, c["text"], c["evidence"]),
                     now,
                 )
                 for a, pos, c, scored, passed in verdicts
