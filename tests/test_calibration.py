@@ -7,7 +7,7 @@ from django.core.management import call_command
 from annotations.assignments.services import audit_assign
 from annotations.lab.calibration import calibration_figures, calibration_report
 from annotations.models import GoldLabel
-from audit.models import AuditAnswer, AuditClaim, Claim, JudgeVerdict, JudgeVersion
+from audit.models import Audit, AuditAnswer, AuditClaim, Claim, JudgeVerdict, JudgeVersion
 from audit.sampling.calibration import allocate_equal, calibration_audit_create
 from tests.factories import make_answer, make_dataset, make_user
 
@@ -129,3 +129,19 @@ def test_it_creates_one_from_the_command(judged, capsys):
                  "--size", "6", "--seed", "3")  # fmt: skip
     out = capsys.readouterr().out
     assert "supported: 2 of 30" in out and "6 claims" in out
+
+
+def test_it_creates_one_from_its_page(client, judged):
+    ds, version, claims = judged
+    client.force_login(make_user("lead", "lead"))
+    data = {"name": "cal-page", "dataset": ds.pk, "judge_version": version.pk, "size": 6, "seed": 3}
+    r = client.post("/audits/new/calibration/", data)
+    audit = Audit.objects.get(name="cal-page")
+    assert r.status_code == 302 and audit.is_calibration and audit.calibration_items.count() == 6
+    assert client.get(r["Location"]).status_code == 200
+    r = client.post("/audits/new/calibration/", data | {"name": "x", "size": 0})
+    assert r.status_code == 400 and not Audit.objects.filter(name="x").exists()
+    r = client.post("/audits/new/calibration/", data | {"name": "y", "meta_field": "bad field!"})
+    assert r.status_code == 400 and "Metadata field" in r.content.decode()
+    client.force_login(make_user("ann", "annotator"))
+    assert client.get("/audits/new/calibration/").status_code == 403
