@@ -158,3 +158,20 @@ def test_it_seeds_the_code_prompts_as_the_first_claim_level_definition():
     first = current_version(claim)
     assert first.spec["verify_system"].startswith("You check one claim") and first.level == "claim"
     assert current_version(answer).spec["rubric_system"] == rubric.RUBRIC_SYSTEM
+
+
+def test_it_runs_an_edited_claim_level_definition_with_its_own_wording(fake, django_user_model):
+    claim_def = definitions_seed()[0]
+    first = current_version(claim_def)
+    text = first.spec["verify_system"] + "\nTreat product names as exact strings."
+    data = {"decompose_system": first.spec["decompose_system"], "verify_system": text, "model": first.model,
+            "effort": "low"}  # fmt: skip
+    v2, warnings, minted = definition_save(claim_def, data, None)
+    assert minted and warnings == [] and v2.level == "claim"
+    run = run_version(v2, make_judged_answer().dataset)
+    assert run.status == "done" and run.claims_done == 3
+    assert {b["system"][0]["text"] for b in fake.message_calls("verify")} == {text}
+    dropped = dict(data, verify_system=text.replace('"contradicted"', "contradicted"))
+    assert definition_save(claim_def, dropped, None)[1] == [
+        "verify_system: removed the scale: the verdict contradicted"
+    ]
