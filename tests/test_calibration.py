@@ -107,6 +107,10 @@ def test_it_has_annotators_label_only_the_sampled_claims(client, judged):
         assert assignment.status == "submitted"
     gold = set(GoldLabel.objects.filter(audit=audit).values_list("claim_id", flat=True))
     assert gold == {c.pk for c in answer_claims if c.pk in sampled}
+    client.force_login(make_user("adj", "adjudicator"))
+    page = client.get(f"/adjudicate/{audit.id}/answers/{item.id}/").content.decode()
+    for c in answer_claims:  # the adjudicator too sees only the sampled claims' blocks
+        assert (f'id="claim-block-{c.pk}"' in page) == (c.pk in sampled)
 
 
 def test_it_reports_weighted_figures_for_the_calibration_audit(client, judged):

@@ -196,6 +196,9 @@ def adjudication_item(audit_id, item_id):
         )
         .get(audit_id=audit_id, pk=item_id)
     )
+    if item.audit.is_calibration:  # a calibration sample adjudicates its sampled claims only
+        sampled = set(item.audit.claims().filter(answer_id=item.answer_id).values_list("id", flat=True))
+        item.answer.claim_list = [c for c in item.answer.claim_list if c.id in sampled]
     item.gold_by_claim = {
         g.claim_id: g
         for g in GoldLabel.objects.select_related("adjudicator", "evidence_passage").filter(
