@@ -136,3 +136,15 @@ def version_diff(version):
             lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "previous", "this version", lineterm="")
             out.append((field, list(lines)))
     return out
+
+
+def version_lookup(text):
+    """A judge version named by its id, a definition's name (its current version) or a content-hash prefix
+    of at least 6 characters; None when nothing matches."""
+    text = (text or "").strip()
+    if text.isdigit() and (version := JudgeVersion.objects.filter(pk=int(text)).first()):
+        return version
+    definition = JudgeDefinition.objects.filter(name=text).first()
+    if definition is not None:
+        return current_version(definition)
+    return JudgeVersion.objects.filter(content_hash__startswith=text).first() if len(text) >= 6 else None
