@@ -175,3 +175,26 @@ def test_it_runs_an_edited_claim_level_definition_with_its_own_wording(fake, dja
     assert definition_save(claim_def, dropped, None)[1] == [
         "verify_system: removed the scale: the verdict contradicted"
     ]
+
+
+def test_it_runs_the_rubric_through_the_batches_api_and_resumes_the_submitted_batch(fake, faithfulness):
+    fake.batch_polls = 2
+    a = answers(3)
+    run = judge_run_create(version=faithfulness, dataset=a[0].dataset, use_batch=True)
+
+    def kill(r):  # the worker dies while the batch is being processed
+        if r.status == "batch":
+            raise KeyboardInterrupt("worker stopped")
+
+    with pytest.raises(KeyboardInterrupt):
+        judge_run_execute(run.pk, progress=kill)
+    assert not AnswerVerdict.objects.exists()
+    run = judge_run_execute(run.pk)
+    assert run.status == "done", run.message
+    assert not fake.message_calls()  # nothing through the direct endpoint
+    submits = [r["body"] for r in fake.requests if r["method"] == "POST"]
+    assert [len(b["requests"]) for b in submits] == [3]  # the resume polled the batch it had, no second one
+    assert {q["custom_id"] for q in submits[0]["requests"]} == {f"r-{x.pk}" for x in a}
+    assert submits[0]["requests"][0]["params"]["output_config"]["format"]["schema"] == rubric.RUBRIC_SCHEMA
+    assert dict(AnswerVerdict.objects.values_list("answer__text", "score")) == {GOOD: 1, BAD: 0}
+    assert run.answers_done == 3 and run.cost_usd > 0 and [e["collected"] for e in run.batch_ids] == [True]
