@@ -142,8 +142,9 @@ def test_it_warns_before_saving_wording_without_the_scale_or_the_exclusions(fait
     definition = faithfulness.definition
     text = faithfulness.spec["rubric_system"].replace("- paraphrase\n", "").replace("Score 0", "Otherwise 0")
     data = {"rubric_system": text, "model": "m", "effort": "low"}
-    version, warnings, minted = definition_save(definition, data, None)
-    assert version is None and not minted and definition.versions.count() == 1
+    version, warnings, preview = definition_save(definition, data, None)
+    assert version is None and definition.versions.count() == 1
+    assert "-- paraphrase" in dict(preview)["rubric_system"]
     assert warnings == [
         "rubric_system: removed the scale: the definition of score 0",
         "rubric_system: removed the exclusions: paraphrase",
