@@ -126,3 +126,20 @@ def test_it_shows_the_check_on_a_page(client, version):
     assert r.status_code == 400 and "baseline: no dataset named" in r.content.decode()
     r = client.get("/lab/guardrail/", {"baseline": "v1", "candidate": "v2", "version": "x"})
     assert r.status_code == 400 and "version" in r.content.decode()
+
+
+def test_it_names_versions_by_definition_for_the_commands(capsys):
+    from audit.judge.definitions import current_version, definitions_seed
+    from tests.judge_helpers import fake_server, make_judged_answer
+
+    rubric_version = current_version(definitions_seed()[1])
+    for name, text in (("v1", "Paris is the capital of France."), ("v2", "Paris has 300 floors.")):
+        make_judged_answer(make_dataset(name), text=text)
+    with fake_server() as fake:
+        for name in ("v1", "v2"):
+            call_command("judge", "--dataset", name, "--judge-version", "answer_faithfulness", "--no-progress")
+    assert len(fake.message_calls("rubric")) == 2 and "answer_faithfulness v1" in capsys.readouterr().out
+    assert dict(AnswerVerdict.objects.values_list("answer__dataset__name", "score")) == {"v1": 1, "v2": 0}
+    call_command("guardrail", "--baseline", "v1", "--candidate", "v2", "--judge-version", "answer_faithfulness")
+    out = capsys.readouterr().out  # 1 of 1 against 0 of 1: the exact permutation test cannot reach 0.05
+    assert "candidate: 1/1 fail" in out and "does not block" in out and rubric_version.pk

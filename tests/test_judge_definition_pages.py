@@ -58,6 +58,7 @@ def test_it_warns_and_saves_nothing_until_confirmed(lead_client):
     data = form(first, rubric_system=first.spec["rubric_system"].replace("- summary\n", ""))
     r = lead_client.post(f"/judge/definitions/{answer.pk}/", data)
     assert r.status_code == 200 and "removed the exclusions: summary" in r.content.decode()
+    assert '<span class="del">-- summary</span>' in r.content.decode()  # the diff the save would make
     assert answer.versions.count() == 1
     r = lead_client.post(f"/judge/definitions/{answer.pk}/", data | {"confirm": "on"})
     assert r.status_code == 302 and answer.versions.count() == 2

@@ -159,3 +159,12 @@ def test_it_runs_a_version_on_the_gold_items_only_with_an_estimate_first(client,
     assert run.status == "done" and JudgeVerdict.objects.filter(judge_version=offline).count() == 9
     ctx = lab(client, dataset=audit.dataset_id, version=offline.pk, compare=v["A"].pk)
     assert ctx["a"]["claims"]["judged"] == 9 and ctx["a"]["estimate"]["answers"] == 0 and ctx["paired_claims"]["n"] == 9
+
+
+def test_it_is_for_leads_only(client, gold):
+    audit, v, claims, answers = gold
+    client.force_login(make_user("ann9", "annotator"))
+    assert client.get("/lab/", {"dataset": audit.dataset_id, "version": v["A"].pk}).status_code == 403
+    assert client.post("/lab/run/", {"dataset": audit.dataset_id, "version": v["A"].pk}).status_code == 403
+    assert client.get("/lab/guardrail/").status_code == 403
+    assert not JudgeRun.objects.exists()

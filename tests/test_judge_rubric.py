@@ -143,8 +143,9 @@ def test_it_warns_before_saving_wording_without_the_scale_or_the_exclusions(fait
     definition = faithfulness.definition
     text = faithfulness.spec["rubric_system"].replace("- paraphrase\n", "").replace("Score 0", "Otherwise 0")
     data = {"rubric_system": text, "model": "m", "effort": "low"}
-    version, warnings, minted = definition_save(definition, data, None)
-    assert version is None and not minted and definition.versions.count() == 1
+    version, warnings, preview = definition_save(definition, data, None)
+    assert version is None and definition.versions.count() == 1
+    assert "-- paraphrase" in dict(preview)["rubric_system"]
     assert warnings == [
         "rubric_system: removed the scale: the definition of score 0",
         "rubric_system: removed the exclusions: paraphrase",
@@ -159,3 +160,43 @@ def test_it_seeds_the_code_prompts_as_the_first_claim_level_definition():
     first = current_version(claim)
     assert first.spec["verify_system"].startswith("You check one claim") and first.level == "claim"
     assert current_version(answer).spec["rubric_system"] == rubric.RUBRIC_SYSTEM
+
+
+def test_it_runs_an_edited_claim_level_definition_with_its_own_wording(fake, django_user_model):
+    claim_def = definitions_seed()[0]
+    first = current_version(claim_def)
+    text = first.spec["verify_system"] + "\nTreat product names as exact strings."
+    data = {"decompose_system": first.spec["decompose_system"], "verify_system": text, "model": first.model,
+            "effort": "low"}  # fmt: skip
+    v2, warnings, minted = definition_save(claim_def, data, None)
+    assert minted and warnings == [] and v2.level == "claim"
+    run = run_version(v2, make_judged_answer().dataset)
+    assert run.status == "done" and run.claims_done == 3
+    assert {b["system"][0]["text"] for b in fake.message_calls("verify")} == {text}
+    dropped = dict(data, verify_system=text.replace('"contradicted"', "contradicted"))
+    assert definition_save(claim_def, dropped, None)[1] == [
+        "verify_system: removed the scale: the verdict contradicted"
+    ]
+
+
+def test_it_runs_the_rubric_through_the_batches_api_and_resumes_the_submitted_batch(fake, faithfulness):
+    fake.batch_polls = 2
+    a = answers(3)
+    run = judge_run_create(version=faithfulness, dataset=a[0].dataset, use_batch=True)
+
+    def kill(r):  # the worker dies while the batch is being processed
+        if r.status == "batch":
+            raise KeyboardInterrupt("worker stopped")
+
+    with pytest.raises(KeyboardInterrupt):
+        judge_run_execute(run.pk, progress=kill)
+    assert not AnswerVerdict.objects.exists()
+    run = judge_run_execute(run.pk)
+    assert run.status == "done", run.message
+    assert not fake.message_calls()  # nothing through the direct endpoint
+    submits = [r["body"] for r in fake.requests if r["method"] == "POST"]
+    assert [len(b["requests"]) for b in submits] == [3]  # the resume polled the batch it had, no second one
+    assert {q["custom_id"] for q in submits[0]["requests"]} == {f"r-{x.pk}" for x in a}
+    assert submits[0]["requests"][0]["params"]["output_config"]["format"]["schema"] == rubric.RUBRIC_SCHEMA
+    assert dict(AnswerVerdict.objects.values_list("answer__text", "score")) == {GOOD: 1, BAD: 0}
+    assert run.answers_done == 3 and run.cost_usd > 0 and [e["collected"] for e in run.batch_ids] == [True]

@@ -1,9 +1,13 @@
 """The numeric guard end to end: a real-SDK run against the fake API stores the flag on the verdict,
 the adjudicator sees a marker, the report counts the flagged verdicts."""
 
+import io
+import json
+
 import pytest
 
 from annotations.report.build import build_report
+from audit.ingest.services import answers_import
 from audit.judge.services import judge_run_create, judge_run_execute
 from audit.models import AuditAnswer, Claim, JudgeVerdict
 from tests.adjudication_helpers import build_audit, submit_all
@@ -56,3 +60,23 @@ def test_it_leaves_verdicts_whose_evidence_has_the_numbers_unflagged():
         fake.handler = quoting
         judge_run_execute(judge_run_create(backend="anthropic", audit=audit).pk)
     assert list(JudgeVerdict.objects.values_list("guard_passed", "numeric_passed")) == [(True, True)] * 2
+
+
+def test_it_flags_imported_external_verdicts_too():
+    record = {
+        "id": "a1",
+        "question": "How many people live in Paris?",
+        "answer": "About 2.5 million people live in Paris. Paris is the capital.",
+        "passages": [{"id": "p1", "text": "About 2.1 million people live in Paris, the capital."}],
+        "created_at": "2026-11-02T10:00:00Z",
+        "claims": [
+            {"text": "About 2.5 million people live in Paris.", "verdict": "supported",
+             "evidence": "million people live in Paris", "passage_id": "p1"},
+            {"text": "Paris is the capital.", "verdict": "supported", "evidence": "the capital", "passage_id": "p1"},
+        ],
+    }  # fmt: skip
+    batch = answers_import(io.BytesIO(json.dumps(record).encode() + b"\n"), dataset_name="ds", file_name="a.jsonl",
+                           judge_name="vendor")  # fmt: skip
+    assert batch.status == "done", batch.errors
+    got = [(v.guard_passed, v.numeric_passed) for v in JudgeVerdict.objects.order_by("claim__position")]
+    assert got == [(True, False), (True, None)]  # the quote is verbatim, but 2.5 million is not in it

@@ -199,6 +199,9 @@ def adjudication_item(audit_id, item_id):
         )
         .get(audit_id=audit_id, pk=item_id)
     )
+    if item.audit.is_calibration:  # a calibration sample adjudicates its sampled claims only
+        sampled = set(item.audit.claims().filter(answer_id=item.answer_id).values_list("id", flat=True))
+        item.answer.claim_list = [c for c in item.answer.claim_list if c.id in sampled]
     item.gold_by_claim = {
         g.claim_id: g
         for g in GoldLabel.objects.select_related("adjudicator", "evidence_passage").filter(
@@ -245,7 +248,7 @@ def summarise(value):
 
 def audit_gold_progress(audit):
     """{claims, gold, missing, recheck, unsubmitted, blocked} for the audit page's close control (three queries)."""
-    claims = Claim.objects.filter(answer__audit_items__audit=audit).count()
+    claims = audit.claims().count()
     gold = GoldLabel.objects.filter(audit=audit).aggregate(n=Count("pk"), recheck=Count("pk", filter=Q(recheck=True)))
     unsubmitted = Assignment.objects.filter(audit_answer__audit=audit).exclude(status=SUBMITTED).count()
     missing = max(claims - gold["n"], 0)

@@ -462,5 +462,5 @@ def _n(count, noun):
 
 
 def gold_missing_count(audit):
-    claims = Claim.objects.filter(answer__audit_items__audit=audit)
+    claims = audit.claims()
     return claims.count() - GoldLabel.objects.filter(audit=audit, claim__in=claims).count()

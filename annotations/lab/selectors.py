@@ -5,7 +5,7 @@ from django.db.models import Count, F, Sum
 
 from annotations.models import Assignment, GoldLabel, Label
 from audit.judge.verdicts import answer_fails
-from audit.models import Answer, Audit, AuditStatus, Claim, Dataset, JudgeRun, JudgeVerdict
+from audit.models import Answer, Audit, AuditClaim, AuditStatus, Claim, Dataset, JudgeRun, JudgeVerdict
 
 
 def closed_audits(dataset_id=None, audit_ids=None):
@@ -37,8 +37,14 @@ def gold_items(audits):
         "id", "items__answer_id", "items__weight", "items__id"
     ):
         weights[(audit_id, answer_id)] = (weight, item_id)
+    # A calibration sample weights each claim by its own inverse inclusion probability.
+    claim_weights = {
+        (a, c): w
+        for a, c, w in AuditClaim.objects.filter(audit__in=audits).values_list("audit_id", "claim_id", "weight")
+    }
     for r in rows:
         r["weight"], r["item_id"] = weights.get((r["audit_id"], r["answer_id"]), (1.0, None))
+        r["weight"] = claim_weights.get((r["audit_id"], r["claim_id"]), r["weight"])
     return rows
 
 

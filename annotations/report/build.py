@@ -4,6 +4,7 @@ The result is a JSON-safe dict (NaN -> None) that both the page and the JSON dow
 import numpy as np
 import pandas as pd
 
+from annotations.lab.calibration import calibration_report
 from annotations.lab.policy import policy_headlines
 from annotations.report import selectors
 from annotations.report.stats_agreement import (
@@ -233,6 +234,7 @@ def build_report(audit, judge_version_id=None, *, resamples=1000):
         },
         "faithfulness": faithfulness(answers[answers["complete"]], seed=seed),
         "policies": policy_headlines(answers[answers["complete"]], audit.policy),
+        "calibration": calibration_report(audit),
         "agreement": annotator_agreement(cl, seed, resamples),
         "judge": judge_vs_gold(cl, answers, f, versions, version, seed, resamples),
         "trend": trend(audit),

@@ -58,13 +58,15 @@ def own_assignment(user, assignment_id):
 
 def own_claim(assignment, claim_id):
     try:
-        return Claim.objects.get(pk=claim_id, answer_id=assignment.audit_answer.answer_id)
+        return assignment.audit_answer.audit.claims().get(pk=claim_id, answer_id=assignment.audit_answer.answer_id)
     except Claim.DoesNotExist:
         raise Http404("No such claim in this answer.") from None
 
 
-def answer_claims(answer_id):
-    return list(Claim.objects.filter(answer_id=answer_id).order_by("position"))
+def answer_claims(answer_id, audit=None):
+    """The answer's claims to label: all of them, or in a calibration audit only the sampled ones."""
+    claims = audit.claims() if audit is not None and audit.is_calibration else Claim.objects
+    return list(claims.filter(answer_id=answer_id).order_by("position"))
 
 
 def labels_by_claim(assignment):
@@ -141,7 +143,7 @@ def progress(assignment):
 def workspace(assignment):
     """Everything the page shows, in a fixed number of queries whatever the number of claims and passages."""
     answer = assignment.audit_answer.answer
-    claims = answer_claims(answer.pk)
+    claims = answer_claims(answer.pk, assignment.audit_answer.audit)
     labels = labels_by_claim(assignment)
     passages = list(Passage.objects.filter(answer=answer).order_by("position"))
     by_pk = {p.pk: p for p in passages}
@@ -197,7 +199,8 @@ def queue(user, audit_id):
         .values("n")
     )
     claims = (
-        Claim.objects.filter(answer=OuterRef("audit_answer__answer"))
+        audit.claims()
+        .filter(answer=OuterRef("audit_answer__answer"))
         .values("answer")
         .annotate(n=Count("pk"))
         .values("n")

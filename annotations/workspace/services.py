@@ -210,7 +210,7 @@ def assignment_submit(assignment, user, *, seconds=0):
     assignment_time_add(assignment, seconds)  # counted even when the submit is refused below
     with transaction.atomic():
         _lock(assignment)
-        claims = answer_claims(assignment.audit_answer.answer_id)
+        claims = answer_claims(assignment.audit_answer.answer_id, assignment.audit_answer.audit)
         problems = submit_problems(assignment, claims, labels_by_claim(assignment))
         if problems:
             err = Invalid(f"{len(problems)} claim(s) are not ready.")

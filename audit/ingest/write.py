@@ -16,6 +16,7 @@ from django.db import connection
 
 from audit.ingest.parse import RecordError
 from audit.judge.guard import evidence_guard
+from audit.judge.numeric import numeric_guard
 from audit.models import Answer, AuditAnswer, Claim, ClaimOrigin, JudgeVerdict, Passage
 from audit.models.answers import ACTIVE_IMPORT
 from audit.spans import locate, normalise_ws
@@ -252,6 +253,7 @@ class BatchWriter:
                 "passage_external_id",
                 "reason",
                 "guard_passed",
+                "numeric_passed",
                 "created_at",
             ],
             [
@@ -264,6 +266,7 @@ class BatchWriter:
                     c["passage_id"],
                     c["reason"],
                     passed,
+                    numeric_guard(scored, c["text"], c["evidence"]),
                     now,
                 )
                 for a, pos, c, scored, passed in verdicts

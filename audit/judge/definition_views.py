@@ -37,7 +37,7 @@ def definition_detail(request, definition_id):
         else:
             if version is not None:
                 return redirect("judge_version", version_id=version.pk)
-            ctx["warnings"] = warnings
+            ctx["warnings"], ctx["diff"] = warnings, minted  # unsaved: the diff the save would make
     ctx["data"] = data
     ctx["versions"] = definition.versions.select_related("edit__user").order_by("-created_at", "-id")
     return render(request, "judge/definition.html", ctx, status=status)

@@ -105,14 +105,14 @@ def edited_spec(definition, base, data):
 
 
 def definition_save(definition, data, user, *, confirm=False):
-    """(version, warnings, minted). Unconfirmed warnings save nothing (version None); wording identical to an
-    existing version returns that version (minted False): the hash names the content."""
+    """(version, warnings, minted). Unconfirmed warnings save nothing: (None, warnings, the diff the save would
+    make). Wording identical to an existing version returns that version (minted False): the hash names it."""
     with transaction.atomic():
         base = current_version(definition)
         spec = edited_spec(definition, base, data)
         warnings = removed_terms(base.spec, spec)
         if warnings and not confirm:
-            return None, warnings, False
+            return None, warnings, spec_diff(base.spec, spec, definition.level)
         existing = JudgeVersion.objects.filter(content_hash=prompts.spec_hash(spec)).first()
         if existing:
             return existing, warnings, False
@@ -128,11 +128,27 @@ def version_diff(version):
     """[(field, unified diff lines)] of the edited fields against the previous version."""
     if version.previous is None:
         return []
-    fields = EDITABLE.get(version.level, ()) + ("model", "effort")
+    return spec_diff(version.previous.spec, version.spec, version.level)
+
+
+def spec_diff(old_spec, new_spec, level):
+    fields = EDITABLE.get(level, ()) + ("model", "effort")
     out = []
     for field in fields:
-        old, new = str(version.previous.spec.get(field, "")), str(version.spec.get(field, ""))
+        old, new = str(old_spec.get(field, "")), str(new_spec.get(field, ""))
         if old != new:
             lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "previous", "this version", lineterm="")
             out.append((field, list(lines)))
     return out
+
+
+def version_lookup(text):
+    """A judge version named by its id, a definition's name (its current version) or a content-hash prefix
+    of at least 6 characters; None when nothing matches."""
+    text = (text or "").strip()
+    if text.isdigit() and (version := JudgeVersion.objects.filter(pk=int(text)).first()):
+        return version
+    definition = JudgeDefinition.objects.filter(name=text).first()
+    if definition is not None:
+        return current_version(definition)
+    return JudgeVersion.objects.filter(content_hash__startswith=text).first() if len(text) >= 6 else None

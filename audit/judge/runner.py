@@ -223,16 +223,18 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
 
 def execute(run, *, progress=None, retry_failed=False):
     from audit.judge.batch import BATCH_DISCOUNT, run_batches
+    from audit.judge.rubric_batch import run_rubric_batches
     from audit.judge.rubric_run import run_rubric  # answer-level definitions: one rubric call per answer
 
     answer_level = run.judge_version.level == "answer"
-    batch = run.use_batch and run.backend == "anthropic" and not answer_level
+    batch = run.use_batch and run.backend == "anthropic"
     rec = Recorder(run, discount=BATCH_DISCOUNT if batch else 1.0)
     try:
         rec.take_lease()  # a cancel (audit/jobs) takes the lease away: the run stops at its next heartbeat
         run.status, run.message, run.finished_at = JudgeRun.Status.RUNNING, "", None
         run.started_at = run.started_at or timezone.now()
-        runner = run_rubric if answer_level else run_batches if batch else run_sync
+        runners = {(False, False): run_sync, (False, True): run_batches, (True, False): run_rubric}
+        runner = runners.get((answer_level, batch), run_rubric_batches)
         return _execute(run, rec, runner, progress, retry_failed)
     except LeaseLost as exc:
         run.message = f"Stopped: {exc}."  # not saved: the row belongs to the execution that took it over

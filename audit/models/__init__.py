@@ -1,5 +1,5 @@
 from audit.models.answers import Answer, Claim, ClaimOrigin, Dataset, ImportBatch, Passage, Verdict
-from audit.models.audits import Audit, AuditAnswer, AuditStatus, Policy
+from audit.models.audits import Audit, AuditAnswer, AuditClaim, AuditStatus, Policy
 from audit.models.definitions import AnswerVerdict, JudgeDefinition, JudgeEdit, JudgeLevel
 from audit.models.history import HistoryEvent
 from audit.models.judge import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVersion
@@ -13,6 +13,7 @@ __all__ = [
     "AnswerVerdict",
     "Audit",
     "AuditAnswer",
+    "AuditClaim",
     "AuditStatus",
     "Claim",
     "ClaimOrigin",

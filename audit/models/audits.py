@@ -39,6 +39,14 @@ class Audit(models.Model):
     design = models.JSONField(default=list, blank=True)
     evidence_required = models.BooleanField(default=True)
     policy = models.CharField(max_length=7, choices=Policy.choices, default=Policy.STRICT)
+    # "claims": a calibration sample (audit.sampling.calibration): claims drawn by the judge's verdict,
+    # annotators label only those (AuditClaim), figures weight each by its inverse inclusion probability.
+    kind = models.CharField(
+        max_length=7, choices=[("answers", "Answers"), ("claims", "Claim calibration")], default="answers"
+    )
+    calibration_judge = models.ForeignKey(
+        "audit.JudgeVersion", models.PROTECT, null=True, blank=True, related_name="calibration_audits"
+    )
     is_demo = models.BooleanField(default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -57,6 +65,18 @@ class Audit(models.Model):
     def is_closed(self):
         return self.status == AuditStatus.CLOSED
 
+    @property
+    def is_calibration(self):
+        return self.kind == "claims"
+
+    def claims(self):
+        """The claims to label: every claim of the sampled answers, or a calibration sample's claims."""
+        from audit.models.answers import Claim
+
+        if self.is_calibration:
+            return Claim.objects.filter(calibration_items__audit=self)
+        return Claim.objects.filter(answer__audit_items__audit=self)
+
 
 class AuditAnswer(models.Model):
     audit = models.ForeignKey(Audit, models.CASCADE, related_name="items")
@@ -74,3 +94,20 @@ class AuditAnswer(models.Model):
             models.UniqueConstraint(fields=["audit", "answer"], name="auditanswer_unique"),
         ]
         indexes = [models.Index(fields=["audit", "stratum"], name="auditanswer_stratum")]
+
+
+class AuditClaim(models.Model):
+    """One claim of a calibration sample, with its stratum (the judge's verdict, optionally x a metadata
+    value), the stratum's population and sample sizes, and its inclusion probability and weight."""
+
+    audit = models.ForeignKey(Audit, models.CASCADE, related_name="calibration_items")
+    claim = models.ForeignKey("audit.Claim", models.PROTECT, related_name="calibration_items")
+    stratum = models.CharField(max_length=300)
+    stratum_population = models.PositiveIntegerField()
+    stratum_sample = models.PositiveIntegerField()
+    inclusion_probability = models.FloatField()
+    weight = models.FloatField()
+
+    class Meta:
+        ordering = ["audit_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["audit", "claim"], name="auditclaim_unique")]

@@ -6,7 +6,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.lab.guardrail import ALPHA, GuardrailError, guardrail_check
-from audit.models import JudgeVersion
+from audit.judge.definitions import definitions_seed, version_lookup
 
 
 class Command(BaseCommand):
@@ -15,7 +15,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--baseline", required=True)
         parser.add_argument("--candidate", required=True)
-        parser.add_argument("--judge-version", required=True, help="a version id or a prefix of its content hash")
+        parser.add_argument(
+            "--judge-version",
+            required=True,
+            help="a version id, a definition name (its current version) or a content-hash prefix",
+        )
         parser.add_argument("--policy", choices=["strict", "lenient"], default="strict")
         parser.add_argument("--alpha", type=float, default=ALPHA)
         parser.add_argument("--json", action="store_true", help="print the full result as JSON")
@@ -41,9 +45,8 @@ class Command(BaseCommand):
 
 
 def find_version(text):
-    qs = JudgeVersion.objects.filter(pk=int(text)) if text.isdigit() else JudgeVersion.objects.none()
-    by_hash = JudgeVersion.objects.filter(content_hash__startswith=text) if len(text) >= 6 else qs
-    version = qs.first() or by_hash.first()
+    definitions_seed()
+    version = version_lookup(text)
     if version is None:
         raise CommandError(f"--judge-version: no judge version {text!r}")
     return version

@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from audit.jobs.judge import judge_run_reopen
-from audit.judge import services
+from audit.judge import definitions, services
 from audit.judge.services import JudgeRunError
 from audit.models import JudgeRun
 
@@ -23,6 +23,9 @@ class Command(BaseCommand):
         target.add_argument("--retry-failed", type=int, metavar="RUN_ID", help="call again for a run's failed items")
         target.add_argument("--resume", type=int, metavar="RUN_ID", help="finish a stopped or killed run")
         parser.add_argument("--backend", choices=["anthropic", "offline"], default="anthropic")
+        parser.add_argument(
+            "--judge-version", help="a judge version (id, definition name or hash prefix); its kind sets the backend"
+        )
         parser.add_argument("--batch", action="store_true", help="use the Message Batches API (about half price)")
         parser.add_argument("--budget-usd", type=float, help="stop before spending more than this many dollars")
         parser.add_argument("--budget-tokens", type=int, help="stop before using more than this many tokens")
@@ -31,6 +34,12 @@ class Command(BaseCommand):
     def handle(
         self, *, dataset, audit, retry_failed, resume, backend, batch, budget_usd, budget_tokens, no_progress, **options
     ):
+        version = None
+        if options["judge_version"]:
+            definitions.definitions_seed()
+            version = definitions.version_lookup(options["judge_version"])
+            if version is None:
+                raise CommandError(f"--judge-version: no judge version {options['judge_version']!r}")
         progress = None if no_progress else self._bar()
         existing = retry_failed or resume
         try:
@@ -46,6 +55,7 @@ class Command(BaseCommand):
                     use_batch=batch,
                     budget_usd=budget_usd,
                     budget_tokens=budget_tokens,
+                    version=version,
                 )
         except JudgeRun.DoesNotExist:
             raise CommandError(f"no judge run with id {existing}")

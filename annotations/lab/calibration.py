@@ -1,0 +1,48 @@
+"""Figures of a claim-level calibration sample: the judge's verdict against gold on the sampled claims,
+as sampled and weighted by inverse inclusion probability (a stratified sample by the judge's verdict
+over-represents the rare, hard verdicts: raw agreement is not the population's)."""
+
+from annotations.lab import scoring, stats
+from annotations.models import GoldLabel
+from audit.models import AuditClaim, JudgeVerdict
+
+
+def calibration_figures(rows):
+    """rows: [(judge verdict, gold verdict, weight)] -> the confusion matrix counted and weighted, and the
+    classification figures of each (rows of the matrices: judge; columns: gold)."""
+    judge, gold, weights = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+    labels = scoring.VERDICTS
+    counted, weighted = stats.confusion(judge, gold, labels), stats.confusion(judge, gold, labels, weights)
+    return {
+        "labels": labels,
+        "n": len(rows),
+        "matrix": counted.astype(int).tolist(),
+        "matrix_weighted": weighted.tolist(),
+        "table": [
+            {
+                "judge": j,
+                "cells": [{"count": int(counted[i, k]), "weighted": float(weighted[i, k])} for k in range(len(labels))],
+            }
+            for i, j in enumerate(labels)
+        ],
+        "sampled": stats.classification(counted, labels, scoring.BAD),
+        "weighted": stats.classification(weighted, labels, scoring.BAD),
+    }
+
+
+def calibration_rows(audit):
+    """[(judge verdict, gold verdict, weight)] of the sampled claims with gold and a verdict of the audit's judge."""
+    weights = dict(AuditClaim.objects.filter(audit=audit).values_list("claim_id", "weight"))
+    gold = dict(GoldLabel.objects.filter(audit=audit, claim_id__in=list(weights)).values_list("claim_id", "verdict"))
+    judge = dict(
+        JudgeVerdict.objects.filter(
+            judge_version_id=audit.calibration_judge_id, claim__calibration_items__audit=audit
+        ).values_list("claim_id", "verdict")
+    )
+    return [(judge[c], gold[c], w) for c, w in sorted(weights.items()) if c in gold and c in judge]
+
+
+def calibration_report(audit):
+    if not audit.is_calibration:
+        return None
+    return calibration_figures(calibration_rows(audit)) | {"judge": str(audit.calibration_judge)}

@@ -1,0 +1,151 @@
+"""The claim-level calibration sample: allocation, a draw reproducible from its seed, inclusion
+probabilities and weights, annotators labelling only the sampled claims, and weighted figures."""
+
+import pytest
+from django.core.management import call_command
+
+from annotations.assignments.services import audit_assign
+from annotations.lab.calibration import calibration_figures, calibration_report
+from annotations.models import GoldLabel
+from audit.models import Audit, AuditAnswer, AuditClaim, Claim, JudgeVerdict, JudgeVersion
+from audit.sampling.calibration import allocate_equal, calibration_audit_create
+from tests.factories import make_answer, make_dataset, make_user
+
+pytestmark = pytest.mark.django_db
+S, C, U = "supported", "contradicted", "unsupported"
+
+
+def test_it_reproduces_the_published_stratified_accuracy():
+    # Strata by the judge's verdict: supported N=9000, unsupported N=700, contradicted N=300, 100 sampled
+    # from each; humans agree with the judge on 95 / 80 / 60. Weights N_h / n_h = 90, 7, 3.
+    rows = [(S, S, 90)] * 95 + [(S, U, 90)] * 5 + [(U, U, 7)] * 80 + [(U, S, 7)] * 20
+    rows += [(C, C, 3)] * 60 + [(C, S, 3)] * 40
+    f = calibration_figures(rows)
+    assert f["sampled"]["accuracy"] == pytest.approx(235 / 300) and round(f["sampled"]["accuracy"], 3) == 0.783
+    assert f["weighted"]["accuracy"] == pytest.approx((9000 * 0.95 + 700 * 0.8 + 300 * 0.6) / 10000)
+    assert round(f["weighted"]["accuracy"], 3) == 0.929
+    assert f["matrix"][0] == [95, 0, 5, 0] and [row[0] for row in f["matrix"]] == [95, 40, 20, 0]  # rows: judge
+    assert [row[0] for row in f["matrix_weighted"]] == [95 * 90, 40 * 3, 20 * 7, 0]
+
+
+def test_it_allocates_equally_within_stratum_sizes():
+    assert allocate_equal({S: 500, U: 40, C: 10}, 200) == {S: 150, U: 40, C: 10}
+    assert allocate_equal({S: 30, U: 6, C: 3}, 12) == {S: 5, U: 4, C: 3}  # 4 each, C capped, 1 left for S
+    assert allocate_equal({S: 2, U: 1}, 200) == {S: 2, U: 1}
+
+
+@pytest.fixture
+def judged():
+    """Claims of 13 answers judged: 30 supported, 6 unsupported, 3 contradicted (3 claims per answer)."""
+    ds = make_dataset()
+    version = JudgeVersion.objects.create(kind="anthropic", name="j", content_hash="j" * 64)
+    answers = [make_answer(ds, external_id=f"c{i}") for i in range(13)]
+    claims = list(Claim.objects.filter(answer__in=answers).order_by("id"))
+    verdicts = [S] * 30 + [U] * 6 + [C] * 3
+    JudgeVerdict.objects.bulk_create(
+        JudgeVerdict(claim=c, judge_version=version, raw_verdict=v, verdict=v)
+        for c, v in zip(claims, verdicts, strict=True)
+    )
+    return ds, version, claims
+
+
+def test_it_draws_reproducibly_from_its_seed_with_inclusion_probabilities(judged):
+    ds, version, claims = judged
+    a = calibration_audit_create(name="cal-1", dataset=ds, version=version, size=12, seed=7)
+    b = calibration_audit_create(name="cal-2", dataset=ds, version=version, size=12, seed=7)
+    c = calibration_audit_create(name="cal-3", dataset=ds, version=version, size=12, seed=8)
+    picked = {x.name: set(x.calibration_items.values_list("claim_id", flat=True)) for x in (a, b, c)}
+    assert picked["cal-1"] == picked["cal-2"] != picked["cal-3"] and len(picked["cal-1"]) == 12
+    rows = {r.claim_id: r for r in AuditClaim.objects.filter(audit=a)}
+    by_stratum = {}
+    for r in rows.values():
+        by_stratum.setdefault(r.stratum, []).append(r)
+    assert {s: len(v) for s, v in by_stratum.items()} == {S: 5, U: 4, C: 3}
+    for stratum, population in ((S, 30), (U, 6), (C, 3)):
+        for r in by_stratum[stratum]:
+            assert r.inclusion_probability == pytest.approx(len(by_stratum[stratum]) / population)
+            assert r.weight == pytest.approx(population / len(by_stratum[stratum]))
+            assert JudgeVerdict.objects.get(claim_id=r.claim_id).verdict == stratum
+    answers = set(AuditAnswer.objects.filter(audit=a).values_list("answer_id", flat=True))
+    assert answers == set(Claim.objects.filter(id__in=picked["cal-1"]).values_list("answer_id", flat=True))
+    assert a.design == [{"stratum": C, "population": 3, "sample": 3}, {"stratum": S, "population": 30, "sample": 5},
+                        {"stratum": U, "population": 6, "sample": 4}]  # fmt: skip
+
+
+def test_it_has_annotators_label_only_the_sampled_claims(client, judged):
+    ds, version, claims = judged
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=12, seed=7)
+    ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+    audit_assign(audit, [ann1, ann2])
+    sampled = set(audit.calibration_items.values_list("claim_id", flat=True))
+    item = next(
+        i for i in AuditAnswer.objects.filter(audit=audit)
+        if set(Claim.objects.filter(answer_id=i.answer_id).values_list("id", flat=True)) - sampled
+    )  # fmt: skip
+    mine, theirs = sorted(item.assignments.all(), key=lambda a: a.slot)
+    answer_claims = list(Claim.objects.filter(answer_id=item.answer_id).order_by("position"))
+    client.force_login(mine.annotator)
+    page = client.get(f"/label/{mine.pk}/").content.decode()
+    for c in answer_claims:
+        assert (f'id="claim-{c.pk}"' in page) == (c.pk in sampled)
+    assert item.answer.text[:40] in page  # the whole answer is shown
+    unsampled = next(c for c in answer_claims if c.pk not in sampled)
+    r = client.post(f"/label/{mine.pk}/claim/{unsampled.pk}/", {"verdict": S}, headers={"HX-Request": "true"})
+    assert r.status_code == 404
+    for assignment in (mine, theirs):
+        client.force_login(assignment.annotator)
+        for c in answer_claims:
+            if c.pk in sampled:
+                assert (
+                    client.post(
+                        f"/label/{assignment.pk}/claim/{c.pk}/", {"verdict": U}, headers={"HX-Request": "true"}
+                    ).status_code
+                    == 200
+                )
+        client.post(f"/label/{assignment.pk}/submit/")
+        assignment.refresh_from_db()
+        assert assignment.status == "submitted"
+    gold = set(GoldLabel.objects.filter(audit=audit).values_list("claim_id", flat=True))
+    assert gold == {c.pk for c in answer_claims if c.pk in sampled}
+    client.force_login(make_user("adj", "adjudicator"))
+    page = client.get(f"/adjudicate/{audit.id}/answers/{item.id}/").content.decode()
+    for c in answer_claims:  # the adjudicator too sees only the sampled claims' blocks
+        assert (f'id="claim-block-{c.pk}"' in page) == (c.pk in sampled)
+
+
+def test_it_reports_weighted_figures_for_the_calibration_audit(client, judged):
+    ds, version, claims = judged
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=12, seed=7)
+    for ac in AuditClaim.objects.filter(audit=audit).select_related("claim"):  # gold: every claim supported
+        GoldLabel.objects.create(audit=audit, claim=ac.claim, verdict=S, source="adjudicated")
+    f = calibration_report(audit)
+    # Right only in the supported stratum: 5 of 12 sampled; weighted 5 * 6 of 5 * 6 + 4 * 1.5 + 3 * 1 = 30 / 39.
+    assert f["n"] == 12 and f["sampled"]["accuracy"] == pytest.approx(5 / 12)
+    assert f["weighted"]["accuracy"] == pytest.approx(30 / 39)
+    client.force_login(make_user("lead", "lead"))
+    page = client.get(f"/reports/{audit.id}/").content.decode()
+    assert 'id="calibration-weighted">0.769<' in page and 'id="calibration-sampled">0.417<' in page
+
+
+def test_it_creates_one_from_the_command(judged, capsys):
+    ds, version, claims = judged
+    call_command("create_calibration_audit", "cal", "--dataset", ds.name, "--judge-version", str(version.pk),
+                 "--size", "6", "--seed", "3")  # fmt: skip
+    out = capsys.readouterr().out
+    assert "supported: 2 of 30" in out and "6 claims" in out
+
+
+def test_it_creates_one_from_its_page(client, judged):
+    ds, version, claims = judged
+    client.force_login(make_user("lead", "lead"))
+    data = {"name": "cal-page", "dataset": ds.pk, "judge_version": version.pk, "size": 6, "seed": 3}
+    r = client.post("/audits/new/calibration/", data)
+    audit = Audit.objects.get(name="cal-page")
+    assert r.status_code == 302 and audit.is_calibration and audit.calibration_items.count() == 6
+    assert client.get(r["Location"]).status_code == 200
+    r = client.post("/audits/new/calibration/", data | {"name": "x", "size": 0})
+    assert r.status_code == 400 and not Audit.objects.filter(name="x").exists()
+    r = client.post("/audits/new/calibration/", data | {"name": "y", "meta_field": "bad field!"})
+    assert r.status_code == 400 and "Metadata field" in r.content.decode()
+    client.force_login(make_user("ann", "annotator"))
+    assert client.get("/audits/new/calibration/").status_code == 403
