@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+from annotations.guidelines.gate import guidelines_read
 from audit import views as audit_views
 from claimaudit import auth, views
 
@@ -15,7 +16,10 @@ urlpatterns = [
     path("notifications/", include("audit.notify.urls")),
     path("audits/", include("audit.sampling.urls")),
     path("audits/", include("annotations.assignments.urls")),
+    path("audits/", include("audit.guidelines.urls")),
+    path("audits/", include("annotations.weekly.urls")),
     path("reports/", include("annotations.report.urls")),
     path("label/", include("annotations.workspace.urls")),
+    path("label/guidelines/<int:audit_id>/", guidelines_read, name="guidelines_read"),
     path("adjudicate/", include("annotations.adjudication.urls")),
 ]

@@ -1,5 +1,6 @@
 from audit.models.answers import Answer, Claim, ClaimOrigin, Dataset, ImportBatch, Passage, Verdict
 from audit.models.audits import Audit, AuditAnswer, AuditStatus
+from audit.models.guidelines import GuidelinesVersion
 from audit.models.history import HistoryEvent
 from audit.models.judge import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVersion
 from audit.models.judgements import AnswerJudgement, AnswerJudgementSync
@@ -15,6 +16,7 @@ __all__ = [
     "Claim",
     "ClaimOrigin",
     "Dataset",
+    "GuidelinesVersion",
     "HistoryEvent",
     "ImportBatch",
     "JudgeFailure",
