@@ -143,3 +143,12 @@ def test_it_keeps_the_like_page_queries_constant(source, django_assert_num_queri
     with django_assert_num_queries(len(few)):
         page = c.get(f"/audits/{source.pk}/like/?seed=1").content.decode()
     assert "assigned to ann1, ann2, ann4" in page
+
+
+def test_it_takes_the_week_from_the_name_when_the_audit_has_no_window(db):
+    ds = make_dataset("RAGTruth")
+    week_of_answers(ds, dt.date(2026, 11, 23), n=6)
+    audit = audit_create(name="demo-2026-W48", dataset=ds, size=3, seed=1)
+    plan = like_plan(audit)
+    assert plan["name"] == "RAGTruth-2026-W49" and "created_from" not in plan["kwargs"]["population_filter"]
+    assert like_plan(audit, week="2027-W01")["name"] == "RAGTruth-2027-W01"

@@ -25,9 +25,15 @@ def week_label(day):
 
 
 def source_monday(audit):
-    """The week an audit covers: its window's start, else the day it was created."""
+    """The week an audit covers: its window's start, else the ISO week its name ends with (demo-2026-W48),
+    else the day it was created."""
     start = audit.population_filter.get("created_from")
-    day = dt.date.fromisoformat(start) if start else audit.created_at.date()
+    if start:
+        day = dt.date.fromisoformat(start)
+    elif (m := WEEK.search(audit.name)) and audit.name.endswith(m[0]):
+        day = week_monday(m[0])
+    else:
+        day = audit.created_at.date()
     return day - dt.timedelta(days=day.weekday())
 
 
