@@ -115,9 +115,11 @@ def test_it_previews_then_creates_and_assigns_after_the_judge_run_from_the_web(
     assert r.status_code == 302 and r.url == f"/judge/runs/{audit.judge_runs.get().pk}/"
     assert audit.seed == seed and audit.status == "draft"
     assert PendingAssignment.objects.get(audit=audit).status == "pending"
+    assert "Made like another audit: Waiting for the judge run" in c.get(f"/audits/{audit.pk}/").content.decode()
     run_tasks()  # the task worker judges the sample; its end assigns the audit
     audit.refresh_from_db()
     assert audit.status == "labelling" and PendingAssignment.objects.get(audit=audit).status == "done"
+    assert "Assigned to ann1, ann2 after judge run" in c.get(f"/audits/{audit.pk}/").content.decode()
 
 
 def test_it_refuses_a_bad_week_naming_the_field(source):
