@@ -79,3 +79,31 @@ class GoldLabel(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["audit", "claim"], name="goldlabel_unique_claim"),
         ]
+
+
+class GuidelinesSeen(models.Model):
+    """A person has read an audit's guidelines (at this version) before starting to label or adjudicate it."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="guidelines_seen")
+    audit = models.ForeignKey("audit.Audit", models.CASCADE, related_name="+")
+    version = models.PositiveIntegerField()
+    seen_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "audit"], name="guidelinesseen_unique")]
+
+
+class PendingAssignment(models.Model):
+    """An audit made "like" another: assigned to these annotators once the judge run on its sample ends."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for the judge run"
+        DONE = "done", "Assigned"
+        FAILED = "failed", "Not assigned"
+
+    audit = models.OneToOneField("audit.Audit", models.CASCADE, related_name="pending_assignment")
+    run = models.ForeignKey("audit.JudgeRun", models.CASCADE, related_name="+")
+    annotator_ids = models.JSONField(default=list)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    message = models.TextField(blank=True)

@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+from annotations.guidelines.gate import guidelines_read
 from audit import views as audit_views
 from claimaudit import admin, auth, tokens, views
 from claimaudit.api import urls as api_urls
@@ -23,8 +24,11 @@ urlpatterns = [
     path("lab/", include("annotations.lab.urls")),
     path("audits/", include("audit.sampling.urls")),
     path("audits/", include("annotations.assignments.urls")),
+    path("audits/", include("audit.guidelines.urls")),
+    path("audits/", include("annotations.weekly.urls")),
     path("reports/", include("annotations.report.urls")),
     path("label/", include("annotations.workspace.urls")),
+    path("label/guidelines/<int:audit_id>/", guidelines_read, name="guidelines_read"),
     path("adjudicate/", include("annotations.adjudication.urls")),
     path("tokens/", tokens.tokens, name="api_tokens"),
     path("tokens/<int:token_id>/revoke/", tokens.token_revoke, name="api_token_revoke"),

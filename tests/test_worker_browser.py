@@ -76,7 +76,10 @@ class Procs:
 def demo_procs(tmp_path):
     env, port = dev_env(tmp_path), free_port()
     manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, capture_output=True)
+    schema = {**env, "DJANGO_SETTINGS_MODULE": "tests.schema_settings"}  # the models' schema, like --nomigrations
+    subprocess.run(
+        [*manage, "migrate", "--run-syncdb", "--noinput"], cwd=ROOT, env=schema, check=True, capture_output=True
+    )
     subprocess.run(
         [*manage, "create_user", "lead", "--password", PASSWORD, "--roles", "lead"],
         cwd=ROOT,
@@ -100,6 +103,7 @@ def demo_procs(tmp_path):
         procs.port, procs.url = port, f"http://127.0.0.1:{port}"
         yield procs
     finally:
+        print("".join(line for line in procs.lines if line))  # shown when the test fails
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)  # what Ctrl+C sends
             try:

@@ -7,6 +7,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.adjudication import export, selectors, services
+from annotations.guidelines.gate import guidelines_for, guidelines_gate
 from audit import roles
 from audit.models import Audit, AuditAnswer, Verdict
 
@@ -47,6 +48,9 @@ def adjudicate(request, audit_id, item_id):
     current = _current_row(rows, request.GET.get("claim", ""))
     by_kind = {k: [r for r in rows if r["kind"] == k] for k in ("disputed", "judge_review", "agreed")}
     partial = request.htmx and request.htmx.target == "passages"
+    guidelines = None if partial else guidelines_for(request.user, audit_id)  # read first, then `g`
+    if gate := guidelines_gate(request, audit_id, guidelines):
+        return gate
     prev, nxt = (None, None) if partial else selectors.adjudication_neighbours(request.user, item.audit, item)
     ctx = {
         "item": item,
@@ -60,6 +64,7 @@ def adjudicate(request, audit_id, item_id):
         "agreed": by_kind["agreed"],
         "answer_segments": selectors.answer_segments(item.answer),
         "passages": selectors.passage_segments(item.answer.passage_list, current),
+        "guidelines": guidelines,
     }
     return render(request, "adjudication/adjudicate.html#passages" if partial else "adjudication/adjudicate.html", ctx)
 

@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotations.assignments import forms, selectors, services
-from annotations.models import Assignment
+from annotations.models import Assignment, PendingAssignment
 from audit.models import Audit
 from audit.roles import lead_required
 from audit.sampling import selectors as sampling_selectors
@@ -40,6 +40,7 @@ def audit_detail(request, audit_id):
         "assign_form": forms.AssignForm(),
         "add_form": add_form,
         "judge_form": JudgeForm(),
+        "pending": PendingAssignment.objects.filter(audit=audit).first(),  # made "like" another audit
     }
     return render(request, "sampling/audit_detail.html", ctx)
 

@@ -12,6 +12,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from annotations.guidelines.gate import guidelines_for, guidelines_gate
 from annotations.models import Assignment
 from annotations.workspace import selectors, services
 from audit.models import Verdict
@@ -55,7 +56,9 @@ def _ctx(assignment, **extra):
 
 @owned("GET", "HEAD")
 def workspace(request, a):
-    return render(request, PAGE, _ctx(a, ws=selectors.workspace(a)))
+    guidelines = guidelines_for(request.user, a.audit_answer.audit_id)  # read first, then `g` shows them
+    gate = guidelines_gate(request, a.audit_answer.audit_id, guidelines)
+    return gate or render(request, PAGE, _ctx(a, ws=selectors.workspace(a), guidelines=guidelines))
 
 
 def _label_params(post):

@@ -1,6 +1,7 @@
 from audit.models.answers import Answer, Claim, ClaimOrigin, Dataset, ImportBatch, Passage, Verdict
 from audit.models.audits import Audit, AuditAnswer, AuditClaim, AuditStatus, Policy
 from audit.models.definitions import AnswerVerdict, JudgeDefinition, JudgeEdit, JudgeLevel
+from audit.models.guidelines import GuidelinesVersion
 from audit.models.history import HistoryEvent
 from audit.models.judge import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVersion
 from audit.models.judgements import AnswerJudgement, AnswerJudgementSync
@@ -18,6 +19,7 @@ __all__ = [
     "Claim",
     "ClaimOrigin",
     "Dataset",
+    "GuidelinesVersion",
     "HistoryEvent",
     "ImportBatch",
     "JudgeDefinition",

@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from audit import history
+from audit.guidelines.services import guidelines_inherit
 from audit.models import Audit, AuditAnswer
 from audit.sampling import allocation
 from audit.sampling import population as pop
@@ -128,6 +129,7 @@ def audit_create(
         )
         for i, (_, pk, label) in enumerate(sampled)
     )
+    guidelines_inherit(audit, user)  # a new audit starts from the previous audit's guidelines
     history.record(
         audit,
         kind="audit",

@@ -5,6 +5,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.assignments.services import audit_assign
+from annotations.models import PendingAssignment
+from annotations.weekly.services import like_create, like_plan
+from audit.judge.services import judge_run_execute
 from audit.models import Audit, Dataset
 from audit.sampling.population import StrataError
 from audit.sampling.services import audit_create
@@ -24,8 +27,10 @@ class Command(BaseCommand):
     help = "Create an audit (stratified, reproducible sample) and optionally assign it to annotators."
 
     def add_arguments(self, parser):
-        parser.add_argument("name")
-        parser.add_argument("--dataset", required=True)
+        parser.add_argument("name", nargs="?", help="default with --like: <dataset>-<ISO week>")
+        parser.add_argument("--like", metavar="AUDIT", help="copy this audit's design for the next (or --week) week")
+        parser.add_argument("--week", help="with --like: the ISO week to cover, e.g. 2026-W50 (default: the next)")
+        parser.add_argument("--dataset")
         parser.add_argument("--size", type=int, default=150)
         parser.add_argument("--strata", default="", help="comma separated: judge, length, meta.FIELD")
         parser.add_argument("--allocation", choices=[c for c, _ in Audit.Allocation.choices], default="proportional")
@@ -45,6 +50,10 @@ class Command(BaseCommand):
         parser.add_argument("--demo", action="store_true", help="mark the audit and its assignments as demo data")
 
     def handle(self, *args, **o):
+        if o["like"]:
+            return self.handle_like(o)
+        if not o["name"] or not o["dataset"]:
+            raise CommandError("give NAME and --dataset (or --like AUDIT)")
         try:
             dataset = Dataset.objects.get(name=o["dataset"])
         except Dataset.DoesNotExist:
@@ -82,6 +91,27 @@ class Command(BaseCommand):
             except ValidationError as e:
                 raise CommandError(f"Audit {audit.name} created (draft) but not assigned: {' '.join(e.messages)}")
             self.stdout.write(f"Assigned to {', '.join(usernames)}: two annotators per answer; status labelling.")
+
+    def handle_like(self, o):
+        """Next week's audit like AUDIT (a weekly cron job): create it, judge its sample here, assign it."""
+        try:
+            source = Audit.objects.select_related("dataset").get(name=o["like"])
+        except Audit.DoesNotExist:
+            raise CommandError(f"No audit named {o['like']!r}.")
+        try:
+            plan = like_plan(source, week=o["week"], name=o["name"], seed=o["seed"])
+            if Audit.objects.filter(name=plan["name"]).exists():
+                raise CommandError(f"An audit named {plan['name']!r} exists already (this week was done?).")
+            audit, run = like_create(plan, enqueue=False)
+        except (ValidationError, StrataError, ValueError) as e:
+            raise CommandError(" ".join(getattr(e, "messages", [str(e)])))
+        self.print_design(audit)
+        run = judge_run_execute(run.pk)  # its end assigns the audit (annotations/weekly/receivers.py)
+        pending = PendingAssignment.objects.get(audit=audit)
+        self.stdout.write(f"Judge run #{run.pk} ({run.backend}): {run.message}")
+        if pending.status != PendingAssignment.Status.DONE:
+            raise CommandError(f"Audit {audit.name} created (draft) but not assigned: {pending.message}")
+        self.stdout.write(pending.message)
 
     def print_design(self, audit):
         w = max([len(r["stratum"]) for r in audit.design] + [7])

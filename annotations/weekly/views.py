@@ -1,0 +1,43 @@
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotations.weekly import services
+from audit.models import Audit
+from audit.roles import lead_required
+from audit.sampling.services import SEED_MAX
+
+
+class LikeForm(forms.Form):
+    week = forms.RegexField(r"^\d{4}-W\d{2}$", required=False, max_length=8, help_text="ISO week, e.g. 2026-W50")
+    name = forms.CharField(required=False, max_length=100)
+    seed = forms.IntegerField(required=False, min_value=0, max_value=SEED_MAX)
+
+
+@lead_required
+def audit_like(request, audit_id):
+    """GET: the preview of next week's audit (?week=, ?name=, ?seed=). POST: create it as previewed."""
+    source = get_object_or_404(Audit.objects.select_related("dataset"), pk=audit_id)
+    form = LikeForm(request.POST if request.method == "POST" else request.GET)
+    plan, error = None, None
+    if form.is_valid():
+        d = form.cleaned_data
+        try:
+            plan = services.like_plan(source, week=d["week"] or None, name=d["name"], seed=d["seed"])
+            if request.method == "POST":
+                if Audit.objects.filter(name=plan["name"]).exists():
+                    raise ValidationError(f"name: an audit named {plan['name']!r} exists already")
+                audit, run = services.like_create(plan, request.user)
+                messages.success(
+                    request,
+                    f"Audit {audit.name} created ({audit.items.count()} answers, seed {audit.seed}); its sample is "
+                    f"being judged, then it is assigned to {', '.join(u.username for u in plan['annotators'])}.",
+                )
+                return redirect("judge_run", run.pk)
+        except (ValidationError, ValueError) as e:
+            error = " ".join(getattr(e, "messages", [str(e)]))
+    else:
+        error = "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items())
+    status = 400 if error else 200
+    return render(request, "weekly/like.html", {"source": source, "plan": plan, "error": error}, status=status)

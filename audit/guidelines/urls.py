@@ -1,0 +1,7 @@
+from django.urls import path
+
+from audit.guidelines import views
+
+urlpatterns = [
+    path("<int:audit_id>/guidelines/", views.guidelines_edit, name="guidelines_edit"),
+]

@@ -1,0 +1,116 @@
+"""Guidelines: versioned Markdown per audit, rendered safely, read before the first answer, `g` in the
+workspace and on the adjudication page, inherited by a new audit."""
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from annotations.models import GuidelinesSeen
+from audit.guidelines.services import guidelines_save
+from audit.models import GuidelinesVersion, HistoryEvent
+from audit.sampling.services import audit_create
+from tests.factories import make_answer, make_dataset, make_user
+from tests.workspace_helpers import make_assigned_audit
+
+EVIL = (
+    "# Rules\n\nLabel **every** claim.\n\n<script>window.pwned=1</script>\n\n"
+    '<img src=x onerror="window.pwned=2">\n\n[click](javascript:window.pwned=3)\n'
+)
+
+
+@pytest.fixture
+def lead(db):
+    c = Client()
+    user = make_user("lead", "lead")
+    c.force_login(user)
+    c.user = user
+    return c
+
+
+def test_it_keeps_every_edit_as_a_version_with_author_and_time(lead):
+    audit, _ = make_assigned_audit(make_user("ann", "annotator"))
+    assert lead.post(f"/audits/{audit.pk}/guidelines/", {"text": "Version one"}).status_code == 302
+    lead.post(f"/audits/{audit.pk}/guidelines/", {"text": "Version one"})  # unchanged: no new version
+    lead.post(f"/audits/{audit.pk}/guidelines/", {"text": "Version **two**"})
+    versions = list(GuidelinesVersion.objects.filter(audit=audit).order_by("version"))
+    assert [(v.version, v.text, v.author.username) for v in versions] == [
+        (1, "Version one", "lead"),
+        (2, "Version **two**", "lead"),
+    ]
+    assert HistoryEvent.objects.filter(audit=audit, action="guidelines").count() == 2
+    page = lead.get(f"/audits/{audit.pk}/guidelines/?version=1").content.decode()
+    assert '<h2 id="shown_h">Version 1 (not the current one)</h2>' in page and "<p>Version one</p>" in page
+    assert "<strong>two</strong>" in lead.get(f"/audits/{audit.pk}/guidelines/").content.decode()
+
+
+def test_it_renders_markdown_with_html_escaped_and_no_script_links(lead):
+    audit, _ = make_assigned_audit(make_user("ann", "annotator"))
+    lead.post(f"/audits/{audit.pk}/guidelines/", {"text": EVIL})
+    page = lead.get(f"/audits/{audit.pk}/guidelines/").content.decode()
+    shown = page.split('class="guidelines-text">')[1].split("</section>")[0]
+    assert "<h1>Rules</h1>" in shown and "<strong>every</strong>" in shown
+    assert "<script" not in shown and "<img" not in shown and "&lt;script&gt;" in shown
+    assert 'href="javascript:' not in shown
+
+
+def test_it_refuses_oversized_guidelines_naming_the_field(lead):
+    audit, _ = make_assigned_audit(make_user("ann", "annotator"))
+    r = lead.post(f"/audits/{audit.pk}/guidelines/", {"text": "x" * 100_001})
+    assert r.status_code == 400 and "Guidelines are limited to 100,000 characters" in r.content.decode()
+    assert not GuidelinesVersion.objects.exists()
+
+
+def test_it_shows_the_guidelines_before_the_first_answer_then_not_again(db):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann)
+    guidelines_save(audit, "Read me first", None)
+    c = Client()
+    c.force_login(ann)
+    r = c.get(f"/label/{mine[0].pk}/")
+    assert r.status_code == 302 and r.url == f"/label/guidelines/{audit.pk}/?next=/label/{mine[0].pk}/"
+    page = c.get(r.url).content.decode()
+    assert "Read me first" in page and 'value="/label/' in page
+    r = c.post(f"/label/guidelines/{audit.pk}/", {"next": f"/label/{mine[0].pk}/"})
+    assert r.status_code == 302 and r.url == f"/label/{mine[0].pk}/"
+    assert GuidelinesSeen.objects.get(user=ann, audit=audit).version == 1
+    page = c.get(f"/label/{mine[0].pk}/").content.decode()
+    assert 'id="guidelines_dialog"' in page and "Read me first" in page and "guidelines-key.js" in page
+    assert c.post(f"/label/guidelines/{audit.pk}/", {"next": "https://evil.example/"}).url == "/"
+
+
+def test_it_hides_an_audits_guidelines_from_annotators_not_on_it(db):
+    audit, _ = make_assigned_audit(make_user("ann", "annotator"))
+    guidelines_save(audit, "Internal", None)
+    c = Client()
+    c.force_login(make_user("stranger", "annotator"))
+    assert c.get(f"/label/guidelines/{audit.pk}/").status_code == 404
+
+
+def test_it_starts_a_new_audit_from_the_previous_audits_guidelines(db):
+    ds = make_dataset()
+    for _ in range(4):
+        make_answer(ds)
+    lead = make_user("lead", "lead")
+    first = audit_create(name="w1", dataset=ds, size=2, seed=1, user=lead)
+    guidelines_save(first, "Week one rules", lead)
+    guidelines_save(first, "Week one rules, revised", lead)
+    second = audit_create(name="w2", dataset=ds, size=2, seed=2, user=lead)
+    (g,) = GuidelinesVersion.objects.filter(audit=second)
+    assert g.text == "Week one rules, revised" and g.copied_from.audit == first and g.version == 1
+
+
+def test_it_keeps_workspace_queries_constant_with_guidelines(db):
+    ann = make_user("ann", "annotator")
+    counts = []
+    for name, n in (("small", 1), ("large", 6)):
+        audit, mine = make_assigned_audit(ann, name=name, n_answers=n, n_claims=2 * n)
+        for i in range(n):
+            guidelines_save(audit, f"Version {i}", None)
+        GuidelinesSeen.objects.create(user=ann, audit=audit, version=1)
+        c = Client()
+        c.force_login(ann)
+        with CaptureQueriesContext(connection) as ctx:
+            assert c.get(f"/label/{mine[0].pk}/").status_code == 200
+        counts.append(len(ctx))
+    assert counts[0] == counts[1]
