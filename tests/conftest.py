@@ -1,8 +1,37 @@
+import threading
+
 import pytest
+from django.core.handlers.wsgi import WSGIHandler
 
 from tests.factories import PASSWORD
 
 CHROMIUM = "/usr/bin/chromium"
+
+# Requests the live server is still answering. A page's teardown waits until none is left, so a request the
+# browser sent last (a beacon, a poll) never races the database flush between tests.
+_in_flight = threading.Condition()
+_in_flight.count = 0
+_wsgi_call = WSGIHandler.__call__
+
+
+def _counted_call(self, environ, start_response):
+    with _in_flight:
+        _in_flight.count += 1
+    try:
+        return _wsgi_call(self, environ, start_response)
+    finally:
+        with _in_flight:
+            _in_flight.count -= 1
+            _in_flight.notify_all()
+
+
+WSGIHandler.__call__ = _counted_call
+
+
+def live_server_idle(timeout=60):
+    """Wait (on the condition, not a sleep) until the live server answers no request."""
+    with _in_flight:
+        assert _in_flight.wait_for(lambda: _in_flight.count == 0, timeout), "the live server is still answering"
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +66,7 @@ def page(browser):
     pg.js_errors = errors
     yield pg
     context.close()
+    live_server_idle()
 
 
 @pytest.fixture
