@@ -12,6 +12,7 @@ latency percentiles (target p99 under 2 s). The database is /tmp/contention_benc
 
 import argparse
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -24,7 +25,12 @@ sys.path.insert(0, str(ROOT))
 DB = Path("/tmp/contention_bench.sqlite3")
 DATA = Path("/tmp/contention_bench.jsonl")
 SPOOL = Path("/tmp/contention_bench_spool")
-ENV = {"DATABASE_URL": f"sqlite:///{DB}", "DEBUG": "true", "IMPORT_SPOOL_DIR": str(SPOOL)}
+ENV = {
+    "DATABASE_URL": f"sqlite:///{DB}",
+    "DEBUG": "true",
+    "IMPORT_SPOOL_DIR": str(SPOOL),
+    "ALLOWED_HOSTS": "testserver",
+}
 os.environ.update(ENV)
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
 
@@ -40,7 +46,27 @@ class NoMigrations:
 
 
 def generate(n, words, path):
-    vocab = "the a of to and in is for on with api user request server cache token limit error retry".split()
+    vocab = [
+        "the",
+        "a",
+        "of",
+        "to",
+        "and",
+        "in",
+        "is",
+        "for",
+        "on",
+        "with",
+        "api",
+        "user",
+        "request",
+        "server",
+        "cache",
+        "token",
+        "limit",
+        "error",
+        "retry",
+    ]
     with path.open("w", encoding="utf-8") as f:
         for i in range(n):
             body = " ".join(vocab[(i * 7 + k) % len(vocab)] for k in range(words))
@@ -51,14 +77,16 @@ def generate(n, words, path):
             )
 
 
-def writer(user, assignment, claims, stop, pause, latencies, errors):
+def writer(user, assignment, claims, go, stop, pause, latencies, errors):
     from django.db import connection
     from django.test import Client
 
     client = Client()
     client.force_login(user)
+    client.post(f"/label/{assignment.pk}/claim/{claims[0].pk}/", {"verdict": "supported"})  # warm-up, not counted
     verdicts, i = ("supported", "unsupported"), 0
     while not stop.is_set():
+        go.wait()
         claim = claims[i % len(claims)]
         t0 = time.perf_counter()
         try:
@@ -74,12 +102,24 @@ def writer(user, assignment, claims, stop, pause, latencies, errors):
     connection.close()
 
 
+def lock_probe(stop, waits):
+    """Time to take SQLite's write lock, every 50 ms: the lock's share of the latency, without Django's CPU."""
+    conn = sqlite3.connect(DB, isolation_level=None, timeout=60)
+    while not stop.wait(0.05):
+        t0 = time.perf_counter()
+        conn.execute("BEGIN IMMEDIATE")
+        waits.append(time.perf_counter() - t0)
+        conn.execute("ROLLBACK")
+    conn.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--answers", type=int, default=200_000)
     ap.add_argument("--passage-words", type=int, default=60)
     ap.add_argument("--writers", type=int, default=16)
     ap.add_argument("--pause", type=float, default=0.25, help="seconds between one writer's saves")
+    ap.add_argument("--baseline", type=float, default=10, help="seconds of saves with no import first")
     args = ap.parse_args()
 
     import django
@@ -100,7 +140,9 @@ def main():
     call_command("migrate", run_syncdb=True, verbosity=0)
     t0 = time.perf_counter()
     generate(args.answers, args.passage_words, DATA)
-    print(f"generated {args.answers:,} answers, {DATA.stat().st_size / 1e6:,.0f} MB in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"generated {args.answers:,} answers, {DATA.stat().st_size / 1e6:,.0f} MB in {time.perf_counter() - t0:.1f} s"
+    )
 
     people = []
     for w in range(args.writers):
@@ -111,6 +153,17 @@ def main():
         batch = import_enqueue(File(f, name="bench.jsonl"), dataset_name="bench")
     DATA.unlink()
 
+    go, stop, latencies, errors = threading.Event(), threading.Event(), [], []
+    threads = [
+        threading.Thread(target=writer, args=(*p, go, stop, args.pause, latencies, errors), daemon=True) for p in people
+    ]
+    for t in threads:
+        t.start()
+    go.set()  # the baseline: the same saves, no import
+    time.sleep(args.baseline)
+    go.clear()
+    report("no import", args.writers, latencies, errors)
+    del latencies[:], errors[:]
     worker = subprocess.Popen(
         [sys.executable, "manage.py", "db_worker", "--batch", "--no-reload", "--no-startup-delay", "--interval", "0.1"],
         cwd=ROOT,
@@ -119,26 +172,32 @@ def main():
     while ImportBatch.objects.get(pk=batch.pk).status == "queued":
         time.sleep(0.05)
     started = time.perf_counter()
-    stop, latencies, errors = threading.Event(), [], []
-    threads = [
-        threading.Thread(target=writer, args=(*p, stop, args.pause, latencies, errors), daemon=True) for p in people
-    ]
-    for t in threads:
-        t.start()
+    go.set()
+    waits = []
+    probe = threading.Thread(target=lock_probe, args=(stop, waits), daemon=True)
+    probe.start()
     worker.wait()
     import_seconds = time.perf_counter() - started
     stop.set()
     for t in threads:
         t.join()
     batch.refresh_from_db()
-    lat = sorted(latencies)
-    p = statistics.quantiles(lat, n=100, method="inclusive") if len(lat) > 1 else lat * 99
     print(
         f"import: {batch.status}, {batch.created:,} answers ({Answer.objects.count():,} visible) in "
         f"{import_seconds:.1f} s; load average {os.getloadavg()[0]:.1f}"
     )
-    print(f"{args.writers} writers: {len(lat):,} label saves, errors: {len(errors)} {sorted(set(map(str, errors)))[:5]}")
-    print(f"save latency: p50 {p[49]:.3f} s, p99 {p[98]:.3f} s, max {lat[-1]:.3f} s")
+    report("during the import", args.writers, latencies, errors)
+    probe.join()
+    report("write lock wait (probe)", 1, waits, [])
+
+
+def report(when, writers, latencies, errors):
+    lat = sorted(latencies)
+    p = statistics.quantiles(lat, n=100, method="inclusive") if len(lat) > 1 else lat * 99
+    print(
+        f"{when}: {writers} writers, {len(lat):,} label saves, errors: {len(errors)} "
+        f"{sorted(set(map(str, errors)))[:5]}; latency p50 {p[49]:.3f} s, p99 {p[98]:.3f} s, max {lat[-1]:.3f} s"
+    )
 
 
 if __name__ == "__main__":

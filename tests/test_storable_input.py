@@ -46,7 +46,12 @@ def world(db):
         "lead": lead,
         "ann": ann,
         "cases": [
-            ("ann", f"/label/{open_a.pk}/claim/{claim.pk}/", label, ["note", "verdict", "text", "start", "flag", "checked"]),
+            (
+                "ann",
+                f"/label/{open_a.pk}/claim/{claim.pk}/",
+                label,
+                ["note", "verdict", "text", "start", "flag", "checked"],
+            ),
             ("ann", f"/label/{open_a.pk}/answer/", {"note": "n"}, ["note"]),
             ("ann", f"/label/{open_a.pk}/submit/", {"seconds": "3"}, ["seconds"]),
             ("ann", f"/label/{open_a.pk}/time/", {"seconds": "3"}, ["seconds"]),

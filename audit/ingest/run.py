@@ -8,9 +8,10 @@ marked failed with its errors, and a dataset this import created is removed agai
 """
 
 import hashlib
+import time
 
 from django.conf import settings
-from django.db import DatabaseError, reset_queries, transaction
+from django.db import DatabaseError, connection, reset_queries, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
@@ -73,19 +74,21 @@ def external_judge_version(name):
 
 def _stage(reader, writer, errors, progress):
     """Read the file, committing a chunk of staged answers every IMPORT_BATCH_SIZE records: (complete, records)."""
-    batch, records = writer.batch, 0
+    batch, records, size = writer.batch, 0, _chunk_size(settings.IMPORT_BATCH_SIZE, None)
     for line, rec, errs in read_records(reader, batch.file_name):
         batch.lines = line
         errors += errs or writer.add(line, rec)
         records += rec is not None
-        if len(writer.pending) >= settings.IMPORT_BATCH_SIZE:
-            errors += _commit(writer)
+        if len(writer.pending) >= size:
+            chunk_errors, seconds = _commit(writer)
+            errors += chunk_errors
+            size = _chunk_size(size, seconds)
         if len(errors) >= settings.IMPORT_MAX_ERRORS:
             errors.append(RecordError(line, "", f"stopped reading after {settings.IMPORT_MAX_ERRORS} errors"))
             return False, records
         if progress and rec is not None and records % settings.IMPORT_PROGRESS_RECORDS == 0:
             progress(reader.bytes_read, records)
-    errors += _commit(writer)
+    errors += _commit(writer)[0]
     if not records and not errors:
         errors.append(RecordError(0, "file", "no records found (the file is empty)"))
     if progress:
@@ -93,18 +96,34 @@ def _stage(reader, writer, errors, progress):
     return True, records
 
 
+def _chunk_size(size, seconds):
+    """SQLite has one writer at a time: size the chunks so that each holds the lock for about
+    IMPORT_LOCK_SECONDS, whatever the records' size and the machine's load (PostgreSQL: fixed chunks)."""
+    if connection.vendor != "sqlite":
+        return size
+    if seconds is None:  # the first chunk: small, then grown while it stays well under the target
+        return min(size, 100)
+    target = settings.IMPORT_LOCK_SECONDS
+    if seconds > target:
+        return max(50, int(size * target / seconds))
+    return min(settings.IMPORT_BATCH_SIZE, size * 2) if seconds < target / 2 else size
+
+
 def _commit(writer):
-    """One chunk in its own short transaction; the write lock is taken when it begins, so a busy SQLite
-    refusal happens before anything is written and the chunk can simply be tried again."""
+    """One chunk in its own short transaction: (errors, seconds the write lock was held). The lock is taken
+    when the transaction begins, so a busy SQLite refusal comes before anything is written and the chunk
+    can simply be tried again."""
 
     def write():
         with transaction.atomic():
-            return writer.flush()
+            started = time.monotonic()  # the lock is held from here (BEGIN IMMEDIATE waited for it)
+            errors = writer.flush()
+        return errors, time.monotonic() - started
 
-    errors = retry_when_locked(write)
+    result = retry_when_locked(write)
     if settings.DEBUG:  # DEBUG keeps every SQL text in memory: drop it per chunk
         reset_queries()
-    return errors
+    return result
 
 
 def _finish(batch, writer, reader, records):
