@@ -30,6 +30,7 @@ ENV = {
     "DEBUG": "true",
     "IMPORT_SPOOL_DIR": str(SPOOL),
     "ALLOWED_HOSTS": "testserver",
+    "IMPORT_MAX_UPLOAD_BYTES": str(4 << 30),
 }
 os.environ.update(ENV)
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
@@ -134,7 +135,7 @@ def main():
     from tests.factories import make_user
     from tests.workspace_helpers import make_assigned_audit
 
-    for p in (DB, Path(f"{DB}-wal"), Path(f"{DB}-shm")):
+    for p in (DB, Path(f"{DB}-wal"), Path(f"{DB}-shm"), *(SPOOL.iterdir() if SPOOL.exists() else ())):
         p.unlink(missing_ok=True)
     settings.MIGRATION_MODULES = NoMigrations()
     call_command("migrate", run_syncdb=True, verbosity=0)
@@ -152,6 +153,7 @@ def main():
     with DATA.open("rb") as f:
         batch = import_enqueue(File(f, name="bench.jsonl"), dataset_name="bench")
     DATA.unlink()
+    assert batch.pk, batch.errors
 
     go, stop, latencies, errors = threading.Event(), threading.Event(), [], []
     threads = [

@@ -45,12 +45,16 @@ def import_fill(fileobj, batch, *, progress=None):
     try:
         complete, records = _stage(reader, writer, errors, progress)
         if not errors:
-            with transaction.atomic():
-                errors += writer.replace_changed(settings.IMPORT_BATCH_SIZE)
-                if errors:
-                    raise _Rollback
-                _finish(batch, writer, reader, records)
-                return batch
+
+            def show():  # the last short transaction: the staged answers appear together
+                with transaction.atomic():
+                    errors.extend(writer.replace_changed(settings.IMPORT_BATCH_SIZE))
+                    if errors:
+                        raise _Rollback
+                    _finish(batch, writer, reader, records)
+
+            retry_when_locked(show)
+            return batch
     except _Rollback:
         pass
     except ProtectedError:
@@ -142,27 +146,41 @@ def _end(batch, bytes_read, records):
 def import_failed(batch, errors, sha=""):
     """Delete what the batch staged (chunk by chunk, still hidden), then mark it failed with its errors."""
     chunk = settings.IMPORT_BATCH_SIZE
-    while ids := list(Answer._base_manager.filter(import_batch=batch).values_list("pk", flat=True)[:chunk]):
-        with transaction.atomic():
-            Answer._base_manager.filter(pk__in=ids).delete()  # cascades to passages, claims, verdicts
+    staged = Answer._base_manager.filter(import_batch=batch)
+    while ids := list(staged.values_list("pk", flat=True)[:chunk]):
+        retry_when_locked(lambda ids=ids: _delete(ids))
     batch.status = ImportBatch.Status.FAILED
     batch.created = batch.updated = batch.unchanged = 0
     batch.errors = [e.as_dict() for e in errors]
     batch.file_sha256, batch.finished_at = sha, timezone.now()
+    retry_when_locked(lambda: _save_failed(batch))
+    return batch
+
+
+def _delete(ids):
+    with transaction.atomic():
+        Answer._base_manager.filter(pk__in=ids).delete()  # cascades to passages, claims, verdicts
+
+
+def _save_failed(batch):
     with transaction.atomic():
         batch.save()
         if batch.new_dataset and batch.dataset_id:
             _remove_dataset(batch)
-    return batch
 
 
 def _remove_dataset(batch):
     """The dataset this import created, unless another import has used it since."""
     others = ImportBatch.objects.filter(dataset_id=batch.dataset_id).exclude(pk=batch.pk)
     answers = Answer._base_manager.filter(dataset_id=batch.dataset_id)
-    if not others.exists() and not answers.exists():
-        Dataset.objects.filter(pk=batch.dataset_id).delete()  # the batch keeps dataset_name
-        batch.dataset = None
+    if others.exists() or answers.exists():
+        return
+    try:
+        with transaction.atomic():
+            Dataset.objects.filter(pk=batch.dataset_id).delete()  # the batch keeps dataset_name
+    except ProtectedError:  # an audit was created on it meanwhile: keep it
+        return
+    batch.dataset = None
 
 
 def import_run(batch_id):
