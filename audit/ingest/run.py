@@ -125,6 +125,9 @@ def _commit(writer):
         return errors, time.monotonic() - started
 
     result = retry_when_locked(write)
+    if connection.vendor == "sqlite" and not connection.in_atomic_block:  # committed: the lock is free
+        # A writer waiting for the lock polls it every 100 ms at most: leave it a window before the next chunk.
+        time.sleep(settings.IMPORT_LOCK_PAUSE)
     if settings.DEBUG:  # DEBUG keeps every SQL text in memory: drop it per chunk
         reset_queries()
     return result
