@@ -78,13 +78,14 @@ def generate(n, words, path):
             )
 
 
-def writer(user, assignment, claims, go, stop, pause, latencies, errors):
+def writer(user, assignment, claims, ready, go, stop, pause, latencies, errors):
     from django.db import connection
     from django.test import Client
 
     client = Client()
     client.force_login(user)
     client.post(f"/label/{assignment.pk}/claim/{claims[0].pk}/", {"verdict": "supported"})  # warm-up, not counted
+    ready.release()
     verdicts, i = ("supported", "unsupported"), 0
     while not stop.is_set():
         go.wait()
@@ -155,12 +156,15 @@ def main():
     DATA.unlink()
     assert batch.pk, batch.errors
 
-    go, stop, latencies, errors = threading.Event(), threading.Event(), [], []
+    ready, go, stop, latencies, errors = threading.Semaphore(0), threading.Event(), threading.Event(), [], []
     threads = [
-        threading.Thread(target=writer, args=(*p, go, stop, args.pause, latencies, errors), daemon=True) for p in people
+        threading.Thread(target=writer, args=(*p, ready, go, stop, args.pause, latencies, errors), daemon=True)
+        for p in people
     ]
     for t in threads:
         t.start()
+    for _ in threads:
+        ready.acquire()
     go.set()  # the baseline: the same saves, no import
     time.sleep(args.baseline)
     go.clear()
@@ -194,7 +198,7 @@ def main():
 
 
 def report(when, writers, latencies, errors):
-    lat = sorted(latencies)
+    lat = sorted(latencies) or [float("nan")]
     p = statistics.quantiles(lat, n=100, method="inclusive") if len(lat) > 1 else lat * 99
     print(
         f"{when}: {writers} writers, {len(lat):,} label saves, errors: {len(errors)} "
