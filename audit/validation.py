@@ -27,6 +27,14 @@ def text_problem(value):
     return None
 
 
+def storable(value):
+    """`value` with what cannot be stored written as escapes (NUL as \\x00, a lone surrogate as \\udxxx):
+    for messages and field names that quote user input."""
+    if text_problem(value) is None:
+        return value
+    return value.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode()
+
+
 def json_problem(value, path):
     """(path, why) of the first value inside decoded JSON that cannot be stored, or None.
 

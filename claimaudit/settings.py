@@ -228,7 +228,9 @@ IMPORT_MAX_CLAIMS = envint("IMPORT_MAX_CLAIMS", 500)
 IMPORT_MAX_META_CHARS = envint("IMPORT_MAX_META_CHARS", 200_000)
 IMPORT_MAX_LINE_BYTES = envint("IMPORT_MAX_LINE_BYTES", 32 * 1024 * 1024)
 IMPORT_MAX_ERRORS = 50
-IMPORT_BATCH_SIZE = 2000
+IMPORT_BATCH_SIZE = 2000  # records per chunk (one transaction each), at most
+IMPORT_LOCK_SECONDS = envfloat("IMPORT_LOCK_SECONDS", 0.25)  # SQLite: chunks sized to hold the write lock this long
+IMPORT_LOCK_PAUSE = 0.15  # SQLite: seconds the import leaves the lock free after each chunk
 # Web uploads above IMPORT_INLINE_BYTES are spooled here and imported by the task worker; the web
 # servers and the workers must share this directory. It is never served.
 IMPORT_SPOOL_DIR = Path(os.environ.get("IMPORT_SPOOL_DIR", BASE_DIR / "var" / "imports"))

@@ -233,3 +233,14 @@ def test_it_polls_a_background_import_to_its_result_in_chromium(
     page.wait_for_selector("text=Imported big.jsonl into browser")  # the next poll swaps the result in
     assert "5\ncreated" in page.inner_text("#import_result")
     assert page.locator("#import_result[hx-trigger]").count() == 0 and page.js_errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_deletes_committed_chunks_of_a_failed_import_in_the_worker(client, spool_dir, settings):
+    settings.IMPORT_BATCH_SIZE = 2  # real commits here: four chunks are in the database before line 9 fails
+    client.force_login(make_user("lead", "lead"))
+    assert upload(client, jsonl(*[rec(i) for i in range(8)], b"{oops"), dataset="fresh").status_code == 202
+    call_command("db_worker", "--batch", "--no-reload", "--no-startup-delay", "--interval", "0.1", verbosity=0)
+    batch = ImportBatch.objects.get()
+    assert (batch.status, batch.dataset_name, [e["line"] for e in batch.errors]) == ("failed", "fresh", [9])
+    assert Answer._base_manager.count() == 0 and counts() == [0, 0, 0, 0] and not Dataset.objects.exists()

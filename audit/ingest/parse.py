@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 
 from audit.models.answers import Verdict
-from audit.validation import datetime_problem, json_problem, text_problem
+from audit.validation import datetime_problem, json_problem, storable, text_problem
 
 REQUIRED = ("id", "question", "answer", "passages")
 KNOWN = (*REQUIRED, "created_at", "meta", "claims")
@@ -41,6 +41,10 @@ class RecordError:
     line: int
     field: str
     message: str
+
+    def __post_init__(self):  # field names and messages may quote the input: keep them storable
+        object.__setattr__(self, "field", storable(self.field))
+        object.__setattr__(self, "message", storable(self.message))
 
     def __str__(self):
         where = f"line {self.line}" if self.line else "file"

@@ -8,9 +8,10 @@ marked failed with its errors, and a dataset this import created is removed agai
 """
 
 import hashlib
+import time
 
 from django.conf import settings
-from django.db import DatabaseError, reset_queries, transaction
+from django.db import DatabaseError, connection, reset_queries, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
@@ -44,12 +45,16 @@ def import_fill(fileobj, batch, *, progress=None):
     try:
         complete, records = _stage(reader, writer, errors, progress)
         if not errors:
-            with transaction.atomic():
-                errors += writer.replace_changed(settings.IMPORT_BATCH_SIZE)
-                if errors:
-                    raise _Rollback
-                _finish(batch, writer, reader, records)
-                return batch
+
+            def show():  # the last short transaction: the staged answers appear together
+                with transaction.atomic():
+                    errors.extend(writer.replace_changed(settings.IMPORT_BATCH_SIZE))
+                    if errors:
+                        raise _Rollback
+                    _finish(batch, writer, reader, records)
+
+            retry_when_locked(show)
+            return batch
     except _Rollback:
         pass
     except ProtectedError:
@@ -73,20 +78,22 @@ def external_judge_version(name):
 
 def _stage(reader, writer, errors, progress):
     """Read the file, committing a chunk of staged answers every IMPORT_BATCH_SIZE records: (complete, records)."""
-    batch, records = writer.batch, 0
+    batch, records, size = writer.batch, 0, _chunk_size(settings.IMPORT_BATCH_SIZE, None)
     opts = batch.options
     for line, rec, errs in read_records(reader, batch.file_name, opts.get("fmt", "auto"), opts.get("mapping")):
         batch.lines = line
         errors += errs or writer.add(line, rec)
         records += rec is not None
-        if len(writer.pending) >= settings.IMPORT_BATCH_SIZE:
-            errors += _commit(writer)
+        if len(writer.pending) >= size:
+            chunk_errors, seconds = _commit(writer)
+            errors += chunk_errors
+            size = _chunk_size(size, seconds)
         if len(errors) >= settings.IMPORT_MAX_ERRORS:
             errors.append(RecordError(line, "", f"stopped reading after {settings.IMPORT_MAX_ERRORS} errors"))
             return False, records
         if progress and rec is not None and records % settings.IMPORT_PROGRESS_RECORDS == 0:
             progress(reader.bytes_read, records)
-    errors += _commit(writer)
+    errors += _commit(writer)[0]
     if not records and not errors:
         errors.append(RecordError(0, "file", "no records found (the file is empty)"))
     if progress:
@@ -94,18 +101,37 @@ def _stage(reader, writer, errors, progress):
     return True, records
 
 
+def _chunk_size(size, seconds):
+    """SQLite has one writer at a time: size the chunks so that each holds the lock for about
+    IMPORT_LOCK_SECONDS, whatever the records' size and the machine's load (PostgreSQL: fixed chunks)."""
+    if connection.vendor != "sqlite":
+        return size
+    if seconds is None:  # the first chunk: small, then grown while it stays well under the target
+        return min(size, 100)
+    target = settings.IMPORT_LOCK_SECONDS
+    if seconds > target:
+        return max(50, int(size * target / seconds))
+    return min(settings.IMPORT_BATCH_SIZE, size * 2) if seconds < target / 2 else size
+
+
 def _commit(writer):
-    """One chunk in its own short transaction; the write lock is taken when it begins, so a busy SQLite
-    refusal happens before anything is written and the chunk can simply be tried again."""
+    """One chunk in its own short transaction: (errors, seconds the write lock was held). The lock is taken
+    when the transaction begins, so a busy SQLite refusal comes before anything is written and the chunk
+    can simply be tried again."""
 
     def write():
         with transaction.atomic():
-            return writer.flush()
+            started = time.monotonic()  # the lock is held from here (BEGIN IMMEDIATE waited for it)
+            errors = writer.flush()
+        return errors, time.monotonic() - started
 
-    errors = retry_when_locked(write)
+    result = retry_when_locked(write)
+    if connection.vendor == "sqlite" and not connection.in_atomic_block:  # committed: the lock is free
+        # A writer waiting for the lock polls it every 100 ms at most: leave it a window before the next chunk.
+        time.sleep(settings.IMPORT_LOCK_PAUSE)
     if settings.DEBUG:  # DEBUG keeps every SQL text in memory: drop it per chunk
         reset_queries()
-    return errors
+    return result
 
 
 def _finish(batch, writer, reader, records):
@@ -124,27 +150,41 @@ def _end(batch, bytes_read, records):
 def import_failed(batch, errors, sha=""):
     """Delete what the batch staged (chunk by chunk, still hidden), then mark it failed with its errors."""
     chunk = settings.IMPORT_BATCH_SIZE
-    while ids := list(Answer._base_manager.filter(import_batch=batch).values_list("pk", flat=True)[:chunk]):
-        with transaction.atomic():
-            Answer._base_manager.filter(pk__in=ids).delete()  # cascades to passages, claims, verdicts
+    staged = Answer._base_manager.filter(import_batch=batch)
+    while ids := list(staged.values_list("pk", flat=True)[:chunk]):
+        retry_when_locked(lambda ids=ids: _delete(ids))
     batch.status = ImportBatch.Status.FAILED
     batch.created = batch.updated = batch.unchanged = 0
     batch.errors = [e.as_dict() for e in errors]
     batch.file_sha256, batch.finished_at = sha, timezone.now()
+    retry_when_locked(lambda: _save_failed(batch))
+    return batch
+
+
+def _delete(ids):
+    with transaction.atomic():
+        Answer._base_manager.filter(pk__in=ids).delete()  # cascades to passages, claims, verdicts
+
+
+def _save_failed(batch):
     with transaction.atomic():
         batch.save()
         if batch.new_dataset and batch.dataset_id:
             _remove_dataset(batch)
-    return batch
 
 
 def _remove_dataset(batch):
     """The dataset this import created, unless another import has used it since."""
     others = ImportBatch.objects.filter(dataset_id=batch.dataset_id).exclude(pk=batch.pk)
     answers = Answer._base_manager.filter(dataset_id=batch.dataset_id)
-    if not others.exists() and not answers.exists():
-        Dataset.objects.filter(pk=batch.dataset_id).delete()  # the batch keeps dataset_name
-        batch.dataset = None
+    if others.exists() or answers.exists():
+        return
+    try:
+        with transaction.atomic():
+            Dataset.objects.filter(pk=batch.dataset_id).delete()  # the batch keeps dataset_name
+    except ProtectedError:  # an audit was created on it meanwhile: keep it
+        return
+    batch.dataset = None
 
 
 def import_run(batch_id, check=None):

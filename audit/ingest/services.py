@@ -12,6 +12,7 @@ A failed import keeps its batch row (with `dataset_name`) in the history; a data
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from audit.ingest.parse import RecordError
 from audit.ingest.read import file_kind
@@ -91,6 +92,7 @@ def answers_import(
         fmt=fmt,
         mapping=mapping,
         status=ImportBatch.Status.RUNNING,
+        started_at=timezone.now(),
     )
     return import_fill(fileobj, batch, progress=progress) if batch.pk else batch
 

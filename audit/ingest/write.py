@@ -10,7 +10,7 @@ temporary file and replaced by `replace_changed()` in the import's last transact
 
 import json
 import tempfile
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import connection
 
@@ -167,7 +167,8 @@ class BatchWriter:
         return [Written(ids[r["id"]], r["answer"], r) for r in records]
 
     def _when(self, rec, default=None):
-        return datetime.fromisoformat(rec["created_at"]) if rec["created_at"] else (default or self.now)
+        # In UTC: PostgreSQL's text input (COPY) refuses an offset with a fraction of a second.
+        return datetime.fromisoformat(rec["created_at"]).astimezone(UTC) if rec["created_at"] else (default or self.now)
 
     def _answer(self, rec, pk, created_at):
         answer = Answer(
@@ -293,7 +294,8 @@ def insert_rows(model, field_names, rows):
     columns = ", ".join(qn(model._meta.get_field(f).column) for f in field_names)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            # The raw psycopg cursor: its errors are wrapped as Django's (DatabaseError) by hand.
+            with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
             return
