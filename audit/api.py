@@ -11,7 +11,7 @@ from typing import Literal
 from django.core.exceptions import ValidationError
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Query, Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.pagination import LimitOffsetPagination, paginate
 
@@ -202,7 +202,7 @@ def judge_run_start(request, payload: RunIn):
     except JudgeRunError as e:
         raise BadRequest(str(e)) from None
     judge_run_enqueue(run)
-    return 202, judge_selectors.judge_run(run.pk)
+    return Status(202, judge_selectors.judge_run(run.pk))
 
 
 @router.get("/judge-runs/{run_id}", response={200: RunOut, **ERRORS}, summary="A judge run's progress")
@@ -292,7 +292,7 @@ def audit_start(request, payload: AuditIn):
     form = _form(payload)
     try:
         if payload.preview:
-            return 200, sampling.audit_preview(**form.service_kwargs())
+            return Status(200, sampling.audit_preview(**form.service_kwargs()))
         if not form.cleaned_data["name"]:
             raise BadRequest("a name is required", [{"field": "name", "message": "required unless preview"}])
         audit = sampling.audit_create(
@@ -300,4 +300,4 @@ def audit_start(request, payload: AuditIn):
         )
     except (ValueError, ValidationError) as e:
         raise BadRequest(" ".join(getattr(e, "messages", [str(e)]))) from None
-    return 201, audit
+    return Status(201, audit)

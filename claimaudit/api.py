@@ -15,6 +15,7 @@ from django.utils import timezone
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.openapi.views import openapi_json
 from ninja.security import HttpBearer
 
 from annotations.api import router as annotations_router
@@ -37,12 +38,17 @@ class TokenAuth(HttpBearer):
         return row.user
 
 
+def _docs_login(view):
+    """The docs page needs a login; the OpenAPI schema itself is public (clients and tools fetch it)."""
+    return view if getattr(view, "func", None) is openapi_json else login_required(view)
+
+
 api = NinjaAPI(
     title="Claim Audit API",
     version="1",
     description="Import answers, run the judge, draw audits, read reports and gold labels.",
     auth=TokenAuth(),
-    docs_decorator=login_required,
+    docs_decorator=_docs_login,
     urls_namespace="api",
 )
 api.add_router("/", audit_router)
