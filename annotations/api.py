@@ -112,7 +112,7 @@ def audit_gold(
     request,
     audit_id: int,
     level: Literal[export.LEVELS] = "claim",
-    format: Literal[export.FORMATS] = "csv",  # noqa: A002 (the public parameter name)
+    format: Literal[export.FORMATS] = "csv",
     names: bool = False,
 ):
     need(request)

@@ -69,6 +69,10 @@ class GoldLabel(models.Model):
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, null=True, blank=True)
     reason = models.TextField(blank=True)
     version = models.PositiveIntegerField(default=1)  # optimistic lock
+    # Adjudicated gold only: the two labels ({"A": verdict, "B": verdict}) the adjudicator decided on, and
+    # whether a label changed since (after a reopen), so the adjudicator must look at the claim again.
+    basis = models.JSONField(null=True, blank=True)
+    recheck = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -106,10 +106,10 @@ BODY_DOC = {
 def answers_push(
     request,
     name: str,
-    format: Literal[FORMATS] = "auto",  # noqa: A002 (the public parameter name)
+    format: Literal[FORMATS] = "auto",
     update: bool = False,
     judge_name: str = "external",
-    map: list[str] = Query([]),  # noqa: A002, B008 (ninja declares query lists this way)
+    map: list[str] = Query([]),  # noqa: B008 (ninja declares query lists this way)
 ):
     need(request)
     size = int(request.META.get("CONTENT_LENGTH") or 0)

@@ -3,9 +3,10 @@
 from audit.models import HistoryEvent
 
 
-def record(audit, *, kind, action, user=None, answer=None, claim=None, old=None, new=None, reason=""):
+def record(audit, *, kind, action, user=None, answer=None, claim=None, old=None, new=None, reason="", person=None):
     return HistoryEvent.objects.create(
         audit=audit,
+        person=person,
         kind=kind,
         action=action,
         user=user,

@@ -1,31 +1,56 @@
+"""Log in and out. Failed logins are counted by django-axes in the database (so every web process shares
+one count), per normalised username and client address; see the AXES_* settings."""
+
+import ipaddress
+import unicodedata
+
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
-from django.core.cache import cache
+from django.contrib.auth.forms import AuthenticationForm
+from django.shortcuts import render
+from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-
-def _throttle_key(request):
-    username = request.POST.get("username", "").lower()[:150]
-    return f"login-fail:{request.META.get('REMOTE_ADDR', '')}:{username}"
+LOCKED = "Too many failed logins. Wait a few minutes and try again."
 
 
-class ThrottledLoginView(auth_views.LoginView):
-    """Refuses further attempts after LOGIN_MAX_FAILURES failures for one username and address."""
-
-    def post(self, request, *args, **kwargs):
-        if cache.get(_throttle_key(request), 0) >= settings.LOGIN_MAX_FAILURES:
-            form = self.get_form()
-            form.add_error(None, "Too many failed logins. Wait a few minutes and try again.")
-            return self.render_to_response(self.get_context_data(form=form), status=429)
-        return super().post(request, *args, **kwargs)
-
-    def form_invalid(self, form):
-        key = _throttle_key(self.request)
-        cache.add(key, 0, settings.LOGIN_WINDOW)
-        cache.incr(key)
-        return super().form_invalid(form)
+def normalise_username(raw):
+    """The login form's normalisation (NFKC, surrounding whitespace stripped) plus casefold: " ann1",
+    "ann1\\t", "ＡＮＮ１" and "ann1" are one name. Usernames are created through the same function."""
+    return unicodedata.normalize("NFKC", raw or "").strip().casefold()[:150]
 
 
-login_view = login_not_required(ThrottledLoginView.as_view(redirect_authenticated_user=True))
+def throttle_username(request, credentials):
+    """AXES_USERNAME_CALLABLE: the throttle's key for the username tried."""
+    raw = (credentials or {}).get("username")
+    if raw is None and request is not None:
+        raw = request.POST.get("username", "")
+    return normalise_username(raw)
+
+
+def client_address(request):
+    """AXES_CLIENT_IP_CALLABLE: the address of the client. Behind a trusted reverse proxy that sets
+    TRUSTED_PROXY_HEADER (e.g. X-Forwarded-For or X-Real-IP), the right-most address in it, the one the
+    proxy itself added (addresses to its left come from the client and can be forged); else REMOTE_ADDR."""
+    header = settings.TRUSTED_PROXY_HEADER
+    if header:
+        value = request.META.get("HTTP_" + header.upper().replace("-", "_"), "")
+        candidate = value.split(",")[-1].strip()
+        try:
+            return str(ipaddress.ip_address(candidate))
+        except ValueError:
+            pass  # absent or malformed: the request did not come through the proxy
+    return request.META.get("REMOTE_ADDR", "")
+
+
+def lockout_response(request, original_response=None, credentials=None):
+    """AXES_LOCKOUT_CALLABLE: the login page again, with the reason, as 429."""
+    form = AuthenticationForm(request, initial={"username": request.POST.get("username", "")[:150]})
+    return render(request, "registration/login.html", {"form": form, "locked": LOCKED}, status=429)
+
+
+login_view = login_not_required(auth_views.LoginView.as_view(redirect_authenticated_user=True))
 logout_view = require_POST(auth_views.LogoutView.as_view())
+password_change_view = auth_views.PasswordChangeView.as_view(success_url=reverse_lazy("password_change_done"))
+password_change_done_view = auth_views.PasswordChangeDoneView.as_view()

@@ -1,6 +1,7 @@
 """One settings module; every knob comes from the environment through strict helpers."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -61,11 +62,13 @@ def database_from_url(url):
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": path if path.startswith("/") else BASE_DIR / path,
-            # WAL lets the task worker write while pages read.
+            # WAL lets the task worker write while pages read; IMMEDIATE takes the write lock when a
+            # transaction begins (so a lock refusal comes before any write, see audit/busy.py); a writer
+            # waits up to SQLITE_BUSY_TIMEOUT seconds for the lock (imports hold it one chunk at a time).
             "OPTIONS": {
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                 "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
+                "timeout": envfloat("SQLITE_BUSY_TIMEOUT", 5.0),
             },
         }
     raise ImproperlyConfigured(f"DATABASE_URL scheme {parts.scheme!r} is not supported")
@@ -77,10 +80,16 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off")
     SECRET_KEY = "insecure-dev-only-key-do-not-use-in-production-0123456789"  # noqa: S105
+elif not DEBUG and len(SECRET_KEY) < 50:
+    raise ImproperlyConfigured(
+        f"SECRET_KEY has {len(SECRET_KEY)} characters; use at least 50 random ones when DEBUG is off, e.g. "
+        "python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
+    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -88,9 +97,10 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "audit",  # before django_tasks_db: its db_worker command wraps that one (audit/management/commands)
     "django_tasks_db",
+    "axes",
     "ninja",  # the API docs page's own static files and template (no CDN)
-    "audit",
     "annotations",
     "claimaudit",
 ]
@@ -102,11 +112,15 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "claimaudit.middleware.SessionLimitsMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "audit.validation.RefuseUnstorableInput",  # after CSRF and login: 400 for NUL etc. in any field
+    "axes.middleware.AxesMiddleware",
+    "audit.busy.BusyRetryMiddleware",  # innermost: retries the view on "database is locked", then 503
 ]
 
 ROOT_URLCONF = "claimaudit.urls"
@@ -137,17 +151,48 @@ CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"
 
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
+# Checked wherever a password is set: create_user, the password change and set-password pages, the admin.
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 if envbool("FAST_PASSWORD_HASHER", False):  # tests only: hashing dominates login-heavy tests
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Mail (set-password links) is sent only when EMAIL_ENABLED: on in development, where the console backend
+# prints it; in production it goes through Django's SMTP backend (localhost:25 unless configured).
+EMAIL_ENABLED = envbool("EMAIL_ENABLED", DEBUG)
+if DEBUG:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "claim-audit@localhost")
+# Sessions end SESSION_COOKIE_AGE seconds after login, or after SESSION_IDLE_TIMEOUT seconds without a
+# request (claimaudit.middleware.SessionLimitsMiddleware).
+SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 12 * 3600)
+SESSION_IDLE_TIMEOUT = envint("SESSION_IDLE_TIMEOUT", 2 * 3600)
+SESSION_COOKIE_HTTPONLY = True
+# No script reads the CSRF cookie: pages put the token in hx-headers on <body>.
+CSRF_COOKIE_HTTPONLY = True
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-# Failed logins allowed per username+address in LOGIN_WINDOW seconds before refusal.
+# Login throttling (django-axes, counts in the database so every process shares them): after
+# LOGIN_MAX_FAILURES failures for one normalised username from one client address, that pair is refused
+# (429) for LOGIN_WINDOW seconds. The client address is REMOTE_ADDR unless TRUSTED_PROXY_HEADER names the
+# header a trusted reverse proxy sets (e.g. X-Forwarded-For, X-Real-IP; off by default: set it only when
+# every request comes through that proxy, or clients could forge their address).
 LOGIN_MAX_FAILURES = envint("LOGIN_MAX_FAILURES", 5)
 LOGIN_WINDOW = envint("LOGIN_WINDOW", 300)
+TRUSTED_PROXY_HEADER = os.environ.get("TRUSTED_PROXY_HEADER", "")
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = LOGIN_MAX_FAILURES
+AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_WINDOW)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_USERNAME_CALLABLE = "claimaudit.auth.throttle_username"
+AXES_CLIENT_IP_CALLABLE = "claimaudit.auth.client_address"
+AXES_LOCKOUT_CALLABLE = "claimaudit.auth.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -193,6 +238,10 @@ IMPORT_SPOOL_DIR = Path(os.environ.get("IMPORT_SPOOL_DIR", BASE_DIR / "var" / "i
 IMPORT_INLINE_BYTES = envint("IMPORT_INLINE_BYTES", 1_000_000)
 IMPORT_STALL_SECONDS = envint("IMPORT_STALL_SECONDS", 300)
 IMPORT_PROGRESS_RECORDS = 5000
+# A write still locked out after the busy timeout is tried again after each delay (seconds), then a web
+# request answers 503 with this Retry-After.
+DB_BUSY_RETRY_DELAYS = (0.25, 0.5, 1.0)
+DB_BUSY_RETRY_AFTER = 5
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", True)

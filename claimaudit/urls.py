@@ -1,13 +1,19 @@
 from django.urls import include, path
 
 from audit import views as audit_views
-from claimaudit import auth, tokens, views
+from claimaudit import admin, auth, tokens, views
 from claimaudit.api import urls as api_urls
+from claimaudit.people import views as people_views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/", auth.login_view, name="login"),
     path("logout/", auth.logout_view, name="logout"),
+    path("password/", auth.password_change_view, name="password_change"),
+    path("password/done/", auth.password_change_done_view, name="password_change_done"),
+    path("welcome/<uidb64>/<token>/", people_views.password_set, name="password_set"),
+    path("people/", include("claimaudit.people.urls")),
+    path("admin/", admin.site.urls),
     path("answers/", audit_views.answers, name="answers"),
     path("answers/<int:answer_id>/", audit_views.answer_detail, name="answer"),
     path("import/", include("audit.ingest.urls")),

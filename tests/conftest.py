@@ -56,7 +56,7 @@ def login(live_server):
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    # The login throttle lives in the cache: one test's failures must not lock out the next.
+    # One test's cached values must not leak into the next (the login throttle is in the database).
     from django.core.cache import cache
 
     cache.clear()

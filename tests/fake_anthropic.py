@@ -5,6 +5,11 @@ It records every request (method, path, headers, JSON body). Replies come from `
 replies used first, one per /v1/messages call. A reply is a dict (sent as the JSON text), a str (sent
 as raw text, e.g. malformed JSON) or a FakeError (an HTTP error status). Run standalone for the bench:
 `python -m tests.fake_anthropic --delay 0.2` prints its URL.
+
+It bills like the API: every reply it produced is in `billed` (kind, what it was about, usage), whether or
+not the client was still there to read it; a reply longer than the request's max_tokens is cut there
+(stop_reason "max_tokens"). A `Gate` decides when a test's "kill" happens: it answers the first N calls
+and holds every later one until released, so a test can stop the run after exactly N stored results.
 """
 
 import argparse
@@ -14,11 +19,39 @@ import re
 import threading
 import time
 from collections import deque
+from contextlib import suppress
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PASSAGE = re.compile(r'<passage id="(.*?)">\n(.*?)\n</passage>', re.S)
 ERROR_TYPES = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error", 400: "invalid_request_error"}
+
+
+class Gate:
+    """Answers the first `after` /v1/messages calls, holds every later one until release(). `limit` only
+    bounds how long a held call waits (a test that forgets to release fails instead of hanging)."""
+
+    def __init__(self, after=0, limit=60.0):
+        self.left, self.limit, self.held, self.opened = after, limit, 0, False
+        self.cond = threading.Condition()
+
+    def admit(self):
+        with self.cond:
+            if self.left > 0:
+                self.left -= 1
+                return
+            self.held += 1  # every call after the first `after`, held or (once released) let through
+            self.cond.notify_all()
+            self.cond.wait_for(lambda: self.opened, timeout=self.limit)
+
+    def release(self):
+        with self.cond:
+            self.opened = True
+            self.cond.notify_all()
+
+    def wait_held(self, n):
+        with self.cond:
+            return self.cond.wait_for(lambda: self.held >= n, timeout=self.limit)
 
 
 @dataclass
@@ -55,7 +88,10 @@ class FakeAnthropic:
     def __init__(self, *, delay=0.0, handler=None, batch_polls=1):
         self.delay, self.handler, self.batch_polls = delay, handler or default_handler, batch_polls
         self.requests, self.script, self.batches = [], deque(), {}
-        self.lock = threading.Lock()
+        self.gate = None  # a Gate, or None: every call answered at once
+        self.billed = []  # every reply produced: {"kind", "about", "usage"}
+        self.active = self.peak = 0  # /v1/messages calls being answered now, and the most at once
+        self.lock = threading.Condition()
         self._cache = set()
 
     # -- lifecycle
@@ -71,6 +107,8 @@ class FakeAnthropic:
         return self
 
     def stop(self):
+        if self.gate:
+            self.gate.release()
         self.server.shutdown()
         self.server.server_close()
 
@@ -86,17 +124,33 @@ class FakeAnthropic:
             calls = [r["body"] for r in self.requests if r["path"] == "/v1/messages" and r["method"] == "POST"]
         return [b for b in calls if kind is None or kind_of(b) == kind]
 
+    def wait_idle(self, limit=60.0):
+        """Wait until no /v1/messages call is being answered (held ones included)."""
+        with self.lock:
+            return self.lock.wait_for(lambda: self.active == 0, timeout=limit)
+
+    def bill(self, prices, start=0, end=None):
+        """Tokens by usage field and dollars (prices: USD per million tokens) of billed[start:end];
+        batch replies at half price."""
+        tokens, usd = dict.fromkeys(("input", "output", "cache_write", "cache_read"), 0), 0.0
+        with self.lock:
+            for entry in self.billed[start:end]:
+                for k, v in entry["usage"].items():
+                    tokens[k] += v
+                    usd += v * prices[k] / 1e6 * (0.5 if entry["batch"] else 1.0)
+        return tokens, usd
+
     # -- replies
-    def reply_for(self, body):
+    def reply_for(self, body, batch=False):
         with self.lock:
             scripted = self.script.popleft() if self.script else None
         reply = scripted if scripted is not None else self.handler(kind_of(body), body)
         if isinstance(reply, FakeError):
             return reply
         text = reply if isinstance(reply, str) else json.dumps(reply)
-        return self.message(body, text)
+        return self.message(body, text, batch)
 
-    def message(self, body, text):
+    def message(self, body, text, batch=False):
         system = body.get("system", "")
         cached = system[-1]["text"] if isinstance(system, list) and system[-1].get("cache_control") else ""
         key = hashlib.sha256(json.dumps(system, sort_keys=True).encode()).hexdigest()
@@ -104,19 +158,32 @@ class FakeAnthropic:
             hit = key in self._cache
             self._cache.add(key)
         plain = len(json.dumps(body["messages"])) + len(system if isinstance(system, str) else system[0]["text"])
+        stop = "end_turn"
+        if len(text) // 4 > body["max_tokens"]:  # the model stops at max_tokens, mid-output
+            text, stop = text[: body["max_tokens"] * 4], "max_tokens"
+        usage = {
+            "input": plain // 4,
+            "output": max(1, len(text) // 4),
+            "cache_write": 0 if hit else len(cached) // 4,
+            "cache_read": len(cached) // 4 if hit else 0,
+        }
+        with self.lock:
+            self.billed.append(
+                {"kind": kind_of(body), "about": body["messages"][0]["content"], "usage": usage, "batch": batch}
+            )
         return {
             "id": f"msg_{key[:12]}",
             "type": "message",
             "role": "assistant",
             "model": body["model"],
             "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
+            "stop_reason": stop,
             "stop_sequence": None,
             "usage": {
-                "input_tokens": plain // 4,
-                "output_tokens": max(1, len(text) // 4),
-                "cache_creation_input_tokens": 0 if hit else len(cached) // 4,
-                "cache_read_input_tokens": len(cached) // 4 if hit else 0,
+                "input_tokens": usage["input"],
+                "output_tokens": usage["output"],
+                "cache_creation_input_tokens": usage["cache_write"],
+                "cache_read_input_tokens": usage["cache_read"],
             },
         }
 
@@ -146,7 +213,7 @@ class FakeAnthropic:
     def batch_results(self, batch_id):
         lines = []
         for req in self.batches[batch_id]["requests"]:
-            reply = self.reply_for(req["params"])
+            reply = self.reply_for(req["params"], batch=True)
             if isinstance(reply, FakeError):
                 result = {
                     "type": "errored",
@@ -205,22 +272,22 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             )
 
-    def do_POST(self):  # noqa: N802 - http.server's naming
+    def do_POST(self):
         self.raw_body = self.rfile.read(int(self.headers.get("content-length", 0)))
         body = json.loads(self.raw_body or b"{}")
         self._record(body)
         fake = self.server_fake
         if self.path == "/v1/messages":
-            if fake.delay:
-                time.sleep(fake.delay)
-            reply = fake.reply_for(body)
-            if isinstance(reply, FakeError):
-                err = {
-                    "type": "error",
-                    "error": {"type": ERROR_TYPES.get(reply.status, "api_error"), "message": f"fake {reply.status}"},
-                }
-                return self._send(reply.status, err, {"retry-after-ms": reply.retry_after_ms})
-            return self._send(200, reply)
+            with fake.lock:
+                fake.active += 1
+                fake.peak = max(fake.peak, fake.active)
+            try:
+                self._answer(fake, body)
+            finally:
+                with fake.lock:
+                    fake.active -= 1
+                    fake.lock.notify_all()
+            return
         if self.path == "/v1/messages/batches":
             with fake.lock:
                 batch_id = f"msgbatch_{len(fake.batches) + 1:04d}"
@@ -228,7 +295,22 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, fake.batch(batch_id))
         self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
-    def do_GET(self):  # noqa: N802
+    def _answer(self, fake, body):
+        if fake.gate:
+            fake.gate.admit()
+        if fake.delay:
+            time.sleep(fake.delay)
+        reply = fake.reply_for(body)
+        if isinstance(reply, FakeError):
+            err = {
+                "type": "error",
+                "error": {"type": ERROR_TYPES.get(reply.status, "api_error"), "message": f"fake {reply.status}"},
+            }
+            return self._send(reply.status, err, {"retry-after-ms": reply.retry_after_ms})
+        with suppress(OSError):  # billed even when the client stopped waiting (timed out, killed)
+            self._send(200, reply)
+
+    def do_GET(self):
         self._record()
         fake = self.server_fake
         m = re.fullmatch(r"/v1/messages/batches/(\w+)(/results)?", self.path.split("?")[0])

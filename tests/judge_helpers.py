@@ -1,12 +1,14 @@
 """Fixtures for the judge tests: the fake Messages API server and answers with known passages."""
 
+import threading
 from contextlib import contextmanager
 
+from django.conf import settings
 from django.test import override_settings
 
-from audit.models import Passage
+from audit.models import Claim, JudgeFailure, JudgeVerdict, Passage
 from tests.factories import make_answer, make_dataset
-from tests.fake_anthropic import FakeAnthropic
+from tests.fake_anthropic import FakeAnthropic, Gate
 
 PASSAGES = [
     ("doc-1", "Paris is the capital of France and its largest city."),
@@ -51,3 +53,46 @@ def fake_server():
         ),
     ):
         yield server
+
+
+def stored_results():
+    """Calls whose result is stored: answers decomposed by the judge, verdicts, failures."""
+    decomposed = Claim.objects.filter(origin="judge").values("answer_id").distinct().count()
+    return decomposed + JudgeVerdict.objects.count() + JudgeFailure.objects.count()
+
+
+def kill_after(fake, n, exc, in_flight):
+    """A progress hook for a deterministic kill: the fake answers the first n calls and holds every later
+    one; the hook raises exc once those n results are stored and `in_flight` more calls are held."""
+    fake.gate = Gate(after=n)
+
+    def progress(run):
+        if stored_results() >= n and fake.gate.held >= in_flight:
+            raise exc
+
+    return progress
+
+
+def answer_held_calls(fake):
+    """After a kill: the fake answers (and bills) the calls that were in flight, every thread of the killed
+    execution ends, and the gate goes. Returns how many calls were in flight."""
+    fake.gate.release()
+    for thread in threading.enumerate():
+        if thread.name.startswith("judge-http"):
+            thread.join()
+    held, fake.gate = fake.gate.held, None
+    return held
+
+
+def recorded(run):
+    """A run's recorded usage in the fake's bill format."""
+    return {
+        "input": run.input_tokens,
+        "output": run.output_tokens,
+        "cache_write": run.cache_write_tokens,
+        "cache_read": run.cache_read_tokens,
+    }
+
+
+def prices():
+    return settings.JUDGE_PRICES[settings.JUDGE_MODEL]

@@ -23,7 +23,7 @@ class DemoTests(TestCase):
         agreed = GoldLabel.objects.filter(audit=audit, source="agreed").count()
         self.assertGreater(agreed, 0)
         # Some claims are disputed, so the adjudication queue is not empty.
-        self.client.login(username="adj", password="claim-audit-demo")
+        self.client.post("/login/", {"username": "adj", "password": "claim-audit-demo"})
         self.assertContains(self.client.get("/adjudicate/"), "disputed")
         # Loading again changes nothing.
         call_command("load_demo", stdout=StringIO())
@@ -34,5 +34,6 @@ class DemoTests(TestCase):
     def test_it_lets_each_demo_user_open_their_start_page(self):
         call_command("load_demo", stdout=StringIO())
         for username, url in [("lead", "/audits/"), ("ann1", "/"), ("ann2", "/"), ("adj", "/adjudicate/")]:
-            self.assertTrue(self.client.login(username=username, password="claim-audit-demo"))
+            r = self.client.post("/login/", {"username": username, "password": "claim-audit-demo"})
+            self.assertEqual(r.status_code, 302, username)
             self.assertEqual(self.client.get(url).status_code, 200, username)

@@ -249,7 +249,9 @@ class BadInputTests(TestCase):
 
     def test_it_rejects_what_the_database_cannot_store(self):
         self.assertFails(jsonl(rec(1, answer="a\x00b")), 1, "answer", "NUL")
-        self.assertFails(jsonl(rec(1, meta={"x": "a\x00"})), 1, "meta", "NUL")
+        self.assertFails(jsonl(rec(1, meta={"x": "a\x00"})), 1, "meta.x", "NUL")
+        self.assertFails(jsonl(rec(1, meta={"x": [{"a\x00": 1}]})), 1, "meta.x[0].'a\\x00'", "key contains a NUL")
+        self.assertFails(jsonl(rec(1, extra={"deep": "\x00"})), 1, "extra.deep", "NUL")  # folded into meta
         self.assertFails(
             jsonl(b'{"id": "a1", "question": "q", "answer": "a", "passages": [], "meta": {"t": NaN}}'),
             1,
@@ -257,12 +259,32 @@ class BadInputTests(TestCase):
             "NaN is not allowed",
         )
 
+    def test_it_rejects_numbers_that_overflow_to_infinity_anywhere_in_the_json(self):
+        line = b'{"id": "a1", "question": "q", "answer": "a", "passages": [], "meta": {"t": [1, {"u": 1e400}]}}'
+        self.assertFails(jsonl(line), 1, "meta.t[1].u", "inf is not a finite number")
+        self.assertFails(jsonl(line.replace(b'"meta": {"t"', b'"score": {"t"')), 1, "score.t[1].u", "inf is not")
+        csv = b'id,question,answer,passages,meta\na1,q,a,[],"{""t"": -1e999}"\n'
+        self.assertFails(csv, 2, "meta.t", "-inf is not a finite number", file_name="a.csv")
+
+    def test_it_rejects_utc_offsets_the_database_refuses(self):
+        self.assertFails(jsonl(rec(1, created_at="2026-11-02T10:00:00+23:59")), 1, "created_at", "+2359 is out")
+        self.assertFails(jsonl(rec(1, created_at="2026-11-02T10:00:00-16:00")), 1, "created_at", "out of range")
+        self.assertFails(jsonl(rec(1, created_at="9999-12-31T23:59:00-01:00")), 1, "created_at", "converted to UTC")
+        self.assertEqual(run(jsonl(rec(1, created_at="2026-11-02T10:00:00+15:59"))).status, "done")
+        self.assertEqual(Answer.objects.get(external_id="a1").created_at.isoformat(), "2026-11-01T18:01:00+00:00")
+
     def test_it_rejects_unpaired_surrogates(self):
         self.assertFails(
             jsonl(b'{"id": "a1", "question": "q", "answer": "bad \\ud800", "passages": []}'),
             1,
-            "",
+            "answer",
             "unpaired surrogate",
+        )
+        self.assertFails(
+            jsonl(b'{"id": "a1", "question": "q", "answer": "a", "passages": [], "meta": {"\\udfff": 1}}'),
+            1,
+            "meta.'\\udfff'",
+            "key contains an unpaired surrogate",
         )
 
     def test_it_rejects_an_empty_file(self):
@@ -281,12 +303,14 @@ class BadInputTests(TestCase):
         self.assertIn("stopped reading after 3 errors", batch.errors[-1]["message"])
         self.assertEqual(batch.file_sha256, "")  # the file was not read to the end
 
-    def test_it_records_a_failed_import_only_for_an_existing_dataset(self):
-        run(jsonl(rec(1, answer="")))
+    def test_it_keeps_a_failed_import_in_the_history_but_no_dataset_it_created(self):
+        run(jsonl(rec(2, answer="")))
         self.assertEqual(ImportBatch.objects.filter(status="failed", dataset__name="ds").count(), 1)
-        batch = run(jsonl(rec(1, answer="")), dataset="brand-new")
-        self.assertIsNone(batch.pk)
-        self.assertFalse(Dataset.objects.filter(name="brand-new").exists())
+        batch = run(jsonl(rec(1), rec(2, answer="")), dataset="brand-new")
+        batch.refresh_from_db()
+        self.assertEqual((batch.status, batch.dataset, batch.dataset_name), ("failed", None, "brand-new"))
+        self.assertEqual(list(Dataset.objects.values_list("name", flat=True)), ["ds"])
+        self.assertEqual(counts(), self.before)
 
 
 class CommandTests(TestCase):

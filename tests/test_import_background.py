@@ -7,12 +7,13 @@ from datetime import timedelta
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.test import TestCase
 from django.utils import timezone
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from audit.ingest import spool
-from audit.ingest.services import import_run
+from audit.ingest.run import import_run
 from audit.models import Answer, Dataset, ImportBatch
 from tests.factories import make_user
 from tests.test_import import counts, jsonl, rec
@@ -34,7 +35,9 @@ def lead(client, db):
 
 
 def upload(client, data, name="answers.jsonl", dataset="web", **fields):
-    return client.post("/import/", {"file": SimpleUploadedFile(name, data), "new_dataset": dataset, **fields})
+    """POST a file; the task is enqueued when the batch row commits (the test's transaction never does)."""
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return client.post("/import/", {"file": SimpleUploadedFile(name, data), "new_dataset": dataset, **fields})
 
 
 def spooled(path):
@@ -66,7 +69,7 @@ def test_it_spools_an_upload_over_the_inline_size_and_queues_it(lead, spool_dir)
     assert "Queued: waiting for the task worker" in r.content.decode()
     batch = ImportBatch.objects.get()
     assert (batch.status, batch.bytes_total, batch.bytes_done, batch.dataset.name) == ("queued", len(data), 0, "web")
-    assert batch.options == {"update": True, "judge_name": "vendor"}
+    assert batch.options == {"update": True, "judge_name": "vendor", "fmt": "auto", "mapping": {}}
     assert batch.file_sha256 == hashlib.sha256(data).hexdigest()
     (path,) = spool_dir.iterdir()
     assert path.name == batch.spool_path and "passwd" not in path.name and len(path.name) >= 30
@@ -89,7 +92,7 @@ def test_it_keeps_a_small_upload_inline(lead, spool_dir, settings):
 def test_it_imports_in_the_worker_reporting_progress_and_removes_the_spool(
     lead, spool_dir, settings, monkeypatch, django_assert_num_queries
 ):
-    settings.IMPORT_PROGRESS_RECORDS = 2
+    settings.IMPORT_PROGRESS_RECORDS = settings.IMPORT_BATCH_SIZE = 2  # a chunk is committed before each report
     data = jsonl(*[rec(i) for i in range(7)])
     upload(lead, data, judge_name="vendor")
     batch = ImportBatch.objects.get()
@@ -99,11 +102,17 @@ def test_it_imports_in_the_worker_reporting_progress_and_removes_the_spool(
     def watch(name, done, records):  # what the page shows while the worker runs
         real_write(name, done, records)
         r = lead.get(f"/import/{batch.pk}/", headers=POLL)
-        seen.append((r.status_code, records, f'value="{done}"' in r.content.decode()))
+        listed = lead.get("/answers/").content.decode().count('<td><a href="/answers/')
+        staged = Answer._base_manager.count()
+        seen.append(
+            (r.status_code, records, f'value="{done}"' in r.content.decode(), Answer.objects.count(), listed, staged)
+        )
 
-    monkeypatch.setattr("audit.ingest.services.progress_write", watch)
+    monkeypatch.setattr("audit.ingest.run.progress_write", watch)
     run_queued_task()
-    assert [s for s in seen if s[1] < 7] == [(200, 2, True), (200, 4, True), (200, 6, True)]
+    # committed chunk by chunk (staged), yet no answer is visible anywhere until the batch is done
+    assert [s for s in seen if s[1] < 7] == [(200, 2, True, 0, 0, 2), (200, 4, True, 0, 0, 4), (200, 6, True, 0, 0, 6)]
+    assert lead.get("/answers/").content.decode().count('<td><a href="/answers/') == 7
     batch.refresh_from_db()
     assert (batch.status, batch.created, batch.records_done) == ("done", 7, 7)
     assert batch.bytes_done == batch.bytes_total == len(data)
@@ -134,9 +143,10 @@ def test_it_fails_a_bad_file_in_the_background_writing_nothing_and_keeping_the_e
     upload(lead, jsonl(*[rec(i) for i in range(5)], rec(9, answer=""), b"{oops"), dataset="brand-new")
     run_queued_task()
     batch = ImportBatch.objects.get()
-    assert batch.status == "failed" and batch.dataset.name == "brand-new"  # kept, for a new dataset too
+    assert (batch.status, batch.dataset, batch.dataset_name) == ("failed", None, "brand-new")  # kept in the history
+    assert not Dataset.objects.exists()  # ...but the dataset it created is gone
     assert [(e["line"], e["field"]) for e in batch.errors] == [(6, "answer"), (7, "")]
-    assert counts() == [0, 0, 0, 0] and not spooled(spool_dir)
+    assert counts() == [0, 0, 0, 0] and Answer._base_manager.count() == 0 and not spooled(spool_dir)
     r = lead.get(f"/import/{batch.pk}/", headers=POLL)
     page = r.content.decode()
     assert r.status_code == 286 and "Import failed: nothing was written" in page

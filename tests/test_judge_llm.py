@@ -4,17 +4,26 @@ import json
 
 import pytest
 
-from audit.judge import prompts
+from audit.judge import prompts, runner
 from audit.judge.services import judge_failures_retry, judge_run_create, judge_run_execute
 from audit.models import Claim, JudgeFailure, JudgeRun, JudgeVerdict
-from tests.fake_anthropic import FakeError, claim_of, default_handler
-from tests.judge_helpers import PASSAGES, fake_server, make_judged_answer, numbered_answers
+from tests.fake_anthropic import FakeError, answer_of, claim_of, default_handler, kind_of
+from tests.judge_helpers import (
+    PASSAGES,
+    answer_held_calls,
+    fake_server,
+    kill_after,
+    make_judged_answer,
+    numbered_answers,
+    stored_results,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def fake():
+def fake(monkeypatch):
+    monkeypatch.setattr(runner, "HEARTBEAT_SECONDS", 0.01)  # a kill hook sees the run often while calls are held
     with fake_server() as server:
         yield server
 
@@ -148,15 +157,12 @@ def test_it_stops_the_run_on_a_rejected_key(fake):
 def test_it_resumes_a_killed_run_without_calling_again_for_stored_work(fake):
     answers = numbered_answers(6)
     run = judge_run_create(backend="anthropic", dataset=answers[0].dataset)
-
-    def kill(r):
-        if r.claims_done >= 4:
-            raise KeyboardInterrupt("killed")
-
-    with pytest.raises(KeyboardInterrupt):
-        judge_run_execute(run.pk, progress=kill)
+    with pytest.raises(KeyboardInterrupt):  # killed once 10 results are stored and 4 calls are in flight
+        judge_run_execute(run.pk, progress=kill_after(fake, 10, KeyboardInterrupt("killed"), in_flight=4))
+    assert answer_held_calls(fake) == 4
     run.refresh_from_db()
     assert run.status == "failed" and "resume" in run.message, (run.status, run.message, run.claims_done)
+    assert stored_results() == 10
     decomposed = set(Claim.objects.values_list("answer_id", flat=True))
     judged = set(JudgeVerdict.objects.values_list("claim__text", flat=True))
     assert 0 < len(judged) < 18
@@ -165,8 +171,6 @@ def test_it_resumes_a_killed_run_without_calling_again_for_stored_work(fake):
     run = judge_run_execute(run.pk)
     assert run.status == "done" and (run.answers_done, run.claims_done) == (6, 18)
     later = [r["body"] for r in fake.requests[before:]]
-    from tests.fake_anthropic import answer_of, kind_of
-
     assert not [b for b in later if kind_of(b) == "verify" and claim_of(b) in judged]
     texts = {a.pk: a.text for a in answers}
     assert not [b for b in later if kind_of(b) == "decompose" and answer_of(b) in {texts[i] for i in decomposed}]

@@ -4,16 +4,25 @@ lease makes sure an old execution that is still alive stops instead of working a
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
+from django.core.management import call_command
 from django.utils import timezone
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from audit.judge import runner, store
-from audit.judge.services import judge_run_create, judge_run_execute
+from audit.judge.services import RECOVER_TASK, RUN_TASK, judge_run_create, judge_run_enqueue, judge_run_execute
 from audit.models import Claim, JudgeRun, JudgeVerdict
 from tests.factories import make_user
-from tests.fake_anthropic import answer_of, claim_of, kind_of
-from tests.judge_helpers import fake_server, make_judged_answer, numbered_answers
+from tests.fake_anthropic import Gate, answer_of, claim_of, kind_of
+from tests.judge_helpers import (
+    answer_held_calls,
+    fake_server,
+    kill_after,
+    make_judged_answer,
+    numbered_answers,
+    stored_results,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -25,6 +34,7 @@ class Killed(BaseException):
 @pytest.fixture
 def fake(monkeypatch):
     monkeypatch.setattr(store, "FLUSH_SECONDS", 0)  # every loop beats, so the tests see each heartbeat
+    monkeypatch.setattr(runner, "HEARTBEAT_SECONDS", 0.01)  # and the hooks see the run while calls are held
     with fake_server() as server:
         yield server
 
@@ -35,15 +45,13 @@ def lead(client):
     return client
 
 
-def kill_midway(run, monkeypatch):
-    def kill(r):
-        if r.claims_done >= 4:
-            raise Killed
-
+def kill_midway(run, fake, monkeypatch):
+    """Killed once 10 results are stored, with 4 calls in flight (answered by the fake afterwards)."""
     with monkeypatch.context() as m:
         m.setattr(runner, "finish", lambda *args: None)  # a killed process marks nothing failed
         with pytest.raises(Killed):
-            judge_run_execute(run.pk, progress=kill)
+            judge_run_execute(run.pk, progress=kill_after(fake, 10, Killed(), in_flight=4))
+    assert answer_held_calls(fake) == 4
 
 
 def run_queued_task():
@@ -65,7 +73,7 @@ def test_it_shows_a_killed_run_stalled_and_resumes_it_without_repeating_work(
 ):
     answers = numbered_answers(6)
     run = judge_run_create(backend="anthropic", dataset=answers[0].dataset)
-    kill_midway(run, monkeypatch)
+    kill_midway(run, fake, monkeypatch)
     run.refresh_from_db()
     assert run.status == "running" and run.heartbeat_at is not None
     page = lead.get(f"/judge/runs/{run.pk}/").content.decode()
@@ -100,18 +108,21 @@ def test_it_shows_a_killed_run_stalled_and_resumes_it_without_repeating_work(
 def test_it_stops_an_old_execution_when_a_resume_takes_its_lease(fake):
     answers = numbered_answers(6)
     run = judge_run_create(backend="anthropic", dataset=answers[0].dataset)
-    at_takeover = {}
+    fake.gate, at_takeover = Gate(after=10), {}
 
     def take_over(r):
-        if r.claims_done >= 4 and not at_takeover:  # what a resumed execution writes when it starts
+        if stored_results() == 10 and fake.gate.held >= 1 and not at_takeover:
+            # what a resumed execution writes when it starts; the held calls may now come back
             JudgeRun.objects.filter(pk=r.pk).update(lease="resumed", message="the resumed execution's")
-            at_takeover["verdicts"] = JudgeVerdict.objects.count()
+            at_takeover["stored"] = stored_results()
+            fake.gate.release()
         elif at_takeover:
             at_takeover["progress after"] = True
 
     old = judge_run_execute(run.pk, progress=take_over)
     assert "taken over by another execution" in old.message
-    assert JudgeVerdict.objects.count() == at_takeover["verdicts"] < 18  # it stored nothing more
+    answer_held_calls(fake)
+    assert stored_results() == at_takeover["stored"] == 10  # it stored nothing more
     assert "progress after" not in at_takeover  # it stopped at its first heartbeat after the takeover
     row = JudgeRun.objects.get()
     assert (row.status, row.lease, row.message) == ("running", "resumed", "the resumed execution's")
@@ -122,14 +133,19 @@ def test_it_stops_an_old_execution_when_a_resume_takes_its_lease(fake):
 
 
 def test_it_beats_while_calls_are_slow(fake, monkeypatch):
-    monkeypatch.setattr(runner, "HEARTBEAT_SECONDS", 0.05)
-    beats = []
+    fake.gate, beats = Gate(after=0), []
     real_flush = store.Recorder.flush
-    monkeypatch.setattr(store.Recorder, "flush", lambda rec, force=False: (beats.append(1), real_flush(rec, force)))
-    fake.delay = 0.5
+
+    def flush(rec, force=False):
+        beats.append(fake.gate.held)
+        if len([held for held in beats if held]) >= 10:  # ten beats while a call was held: let calls through
+            fake.gate.release()
+        return real_flush(rec, force)
+
+    monkeypatch.setattr(store.Recorder, "flush", flush)
     run = judge_run_execute(judge_run_create(backend="anthropic", dataset=make_judged_answer().dataset).pk)
-    assert run.status == "done" and run.heartbeat_at is not None
-    assert len(beats) >= 10  # two rounds of 0.5 s calls (decompose, then verify), a beat every 0.05 s
+    assert run.status == "done" and run.heartbeat_at is not None and run.claims_done == 3
+    assert len([held for held in beats if held]) >= 10
 
 
 def test_it_stops_a_batch_run_whose_lease_was_taken_while_it_polls(fake):
@@ -143,3 +159,40 @@ def test_it_stops_a_batch_run_whose_lease_was_taken_while_it_polls(fake):
     assert "taken over" in old.message and not Claim.objects.exists()
     polls = [r for r in fake.requests if r["method"] == "GET" and not r["path"].endswith("/results")]
     assert len(polls) == 2  # taken over after the first poll; the beat after the second one stopped it
+
+
+@pytest.mark.django_db(transaction=True)  # the worker's own transactions
+def test_it_resumes_a_run_whose_worker_died_by_itself_and_fails_the_orphaned_task_row(fake, monkeypatch):
+    answers = numbered_answers(6)
+    run = judge_run_create(backend="anthropic", dataset=answers[0].dataset)
+    judge_run_enqueue(run)
+    orphan = DBTaskResult.objects.get()
+    orphan.claim("worker-that-dies")  # what the worker does before it runs the task
+    kill_midway(run, fake, monkeypatch)
+    judged = set(JudgeVerdict.objects.values_list("claim__text", flat=True))
+
+    def worker():  # a worker (re)starting, running what is due, then exiting
+        call_command("db_worker", "--batch", "--no-reload", "--no-startup-delay", "--interval", "0", verbosity=0)
+
+    worker()  # restarted at once: the heartbeat is fresh, so the run is left alone and checked again later
+    check = DBTaskResult.objects.get(task_path=RECOVER_TASK)
+    assert (check.status, JudgeRun.objects.get().status) == ("READY", "running")
+    assert check.run_after > timezone.now() + timedelta(seconds=settings.JUDGE_STALL_SECONDS - 5)
+    orphan.refresh_from_db()
+    assert orphan.status == "RUNNING"
+
+    # Time passes without a heartbeat: the scheduled check falls due, and a worker resumes the run by itself.
+    JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
+    DBTaskResult.objects.filter(pk=check.pk).update(run_after=timezone.now())
+    before = len(fake.requests)
+    worker()
+    run.refresh_from_db()
+    assert run.status == "done" and (run.answers_done, run.claims_done) == (6, 18), run.message
+    orphan.refresh_from_db()
+    assert orphan.status == "FAILED" and orphan.exception_class_path.endswith("WorkerLost")
+    assert "worker stopped" in orphan.traceback
+    tasks = dict(DBTaskResult.objects.exclude(pk=orphan.pk).values_list("task_path", "status"))
+    assert tasks == {RECOVER_TASK: "SUCCESSFUL", RUN_TASK: "SUCCESSFUL"}
+    later = [r["body"] for r in fake.requests[before:]]
+    assert not [b for b in later if kind_of(b) == "verify" and claim_of(b) in judged]
+    assert JudgeVerdict.objects.count() == 18

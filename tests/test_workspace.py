@@ -293,7 +293,7 @@ class ConcurrencyTests(TransactionTestCase):
             try:
                 barrier.wait()
                 services.claim_label_save(a, claim, user=ann, verdict="supported" if i % 2 else "unsupported")
-            except Exception as e:  # noqa: BLE001 - any failure fails the test below
+            except Exception as e:
                 errors.append(e)
             finally:
                 connections.close_all()

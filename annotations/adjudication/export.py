@@ -216,7 +216,9 @@ def answer_rows(audit, *, names=False):
     return out
 
 
-_FORMULA = re.compile(r"^[=+\-@\t\r]")
+# A spreadsheet runs a cell as a formula when it starts with = + - @ (also after leading whitespace, and in
+# their fullwidth forms, which some spreadsheets fold), or treats a leading tab, CR or LF as a field break.
+_FORMULA = re.compile(r"^(?:[\t\r\n]|\s*[=+\-@\uff1d\uff0b\uff0d\uff20])")
 
 
 def _csv_cell(value):

@@ -1,6 +1,6 @@
 """Reads of the adjudication area. Each function runs a fixed number of queries, whatever the size."""
 
-from django.db.models import Prefetch, Q
+from django.db.models import Count, Prefetch, Q
 
 from annotations.adjudication.services import may_adjudicate_own
 from annotations.models import Assignment, GoldLabel, Label
@@ -73,7 +73,9 @@ def _labels_and_gold(audits, user):
             verdicts.setdefault(key, {})[row["assignment__slot"]] = row["verdict"]
     gold = {
         (g["audit_id"], g["claim_id"]): g
-        for g in GoldLabel.objects.filter(audit__in=audits).values("audit_id", "claim_id", "verdict", "source")
+        for g in GoldLabel.objects.filter(audit__in=audits).values(
+            "audit_id", "claim_id", "verdict", "source", "recheck"
+        )
     }
     return assignment_rows, complete, verdicts, gold
 
@@ -106,9 +108,9 @@ def adjudication_queue(user):
             "external_id": slot_a["audit_answer__answer__external_id"],
             "is_demo": slot_a["is_demo"] or complete[item_id]["B"]["is_demo"],
         }
-        if row["a"] != row["b"]:
+        if row["a"] != row["b"] or (g and g["recheck"]):  # a re-check is listed even when the labels agree
             entry["disputed"] += 1
-            entry["resolved"] += g is not None
+            entry["resolved"] += g is not None and not g["recheck"]
             entry["answers"].setdefault(item_id, []).append(row)
         elif claim_id in judge and judge[claim_id]["verdict"] != row["a"]:
             row["judge"] = judge[claim_id]["verdict"]
@@ -126,8 +128,9 @@ def adjudication_neighbours(user, audit, item):
     _rows, complete, verdicts, gold = _labels_and_gold([audit], user)
     open_ = {}  # item id -> whether some disputed claim of it has no gold yet
     for (item_id, claim_id), v in verdicts.items():
-        if v.get("A") != v.get("B"):
-            open_[item_id] = open_.get(item_id, False) or (audit.id, claim_id) not in gold
+        g = gold.get((audit.id, claim_id))
+        if v.get("A") != v.get("B") or (g and g["recheck"]):
+            open_[item_id] = open_.get(item_id, False) or g is None or g["recheck"]
     position = {i: complete[i]["A"]["audit_answer__position"] for i in open_ if i != item.id}
     before = sorted((i for i in position if position[i] < item.position), key=position.get)
     after = sorted((i for i in position if position[i] > item.position), key=position.get)
@@ -153,7 +156,7 @@ def adjudicator_home(user):
                 (item_id, row["claim"]["id"])
                 for item_id, rows in entry["answers"].items()
                 for row in rows
-                if row["gold"] is None
+                if row["gold"] is None or row["gold"]["recheck"]
             ),
             (None, None),
         )
@@ -241,10 +244,19 @@ def summarise(value):
 
 
 def audit_gold_progress(audit):
-    """{claims, gold, missing} for the audit page's close control (two queries)."""
+    """{claims, gold, missing, recheck, unsubmitted, blocked} for the audit page's close control (three queries)."""
     claims = Claim.objects.filter(answer__audit_items__audit=audit).count()
-    gold = GoldLabel.objects.filter(audit=audit).count()
-    return {"claims": claims, "gold": gold, "missing": max(claims - gold, 0)}
+    gold = GoldLabel.objects.filter(audit=audit).aggregate(n=Count("pk"), recheck=Count("pk", filter=Q(recheck=True)))
+    unsubmitted = Assignment.objects.filter(audit_answer__audit=audit).exclude(status=SUBMITTED).count()
+    missing = max(claims - gold["n"], 0)
+    return {
+        "claims": claims,
+        "gold": gold["n"],
+        "missing": missing,
+        "recheck": gold["recheck"],
+        "unsubmitted": unsubmitted,
+        "blocked": bool(missing or gold["recheck"] or unsubmitted),
+    }
 
 
 def claim_rows(item):
@@ -256,8 +268,10 @@ def claim_rows(item):
         la, lb = labels.get("A", {}).get(claim.id), labels.get("B", {}).get(claim.id)
         judge = item.judge_by_claim.get(claim.id)
         va, vb = (la.verdict if la else ""), (lb.verdict if lb else "")
-        kind = "disputed" if va != vb else "judge_review" if judge and judge.verdict != va else "agreed"
-        row = {"claim": claim, "a": la, "b": lb, "judge": judge, "gold": item.gold_by_claim.get(claim.id), "kind": kind}
+        gold = item.gold_by_claim.get(claim.id)
+        disputed = va != vb or (gold is not None and gold.recheck)  # a re-check is resolved like a dispute
+        kind = "disputed" if disputed else "judge_review" if judge and judge.verdict != va else "agreed"
+        row = {"claim": claim, "a": la, "b": lb, "judge": judge, "gold": gold, "kind": kind}
         rows.append(with_form(row))
     return rows
 

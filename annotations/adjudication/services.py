@@ -106,6 +106,8 @@ def _agreed_gold(audit, audit_answer, assignments):
     for claim in claims:
         la, lb, gold = labels_a.get(claim.id), labels_b.get(claim.id), golds.get(claim.id)
         trail = {"audit": audit, "kind": "gold", "answer": answer, "claim": claim}
+        if gold is not None and gold.source == GoldLabel.Source.ADJUDICATED:
+            _mark_recheck(trail, gold, _basis(la, lb))
         if la is not None and lb is not None and la.verdict and la.verdict == lb.verdict:
             _apply_agreement(trail, la, lb, gold)
         elif gold is not None and gold.source == GoldLabel.Source.AGREED:
@@ -115,6 +117,74 @@ def _agreed_gold(audit, audit_answer, assignments):
                 **trail, action="agreement_withdrawn", old=gold_snapshot(gold), reason="The two labels no longer agree."
             )
             gold.delete()
+
+
+def _basis(la, lb):
+    """The two verdicts a gold label rests on."""
+    return {"A": la.verdict if la else "", "B": lb.verdict if lb else ""}
+
+
+def _mark_recheck(trail, gold, current):
+    """An adjudicated gold stays, but is marked for re-check when a label differs from the ones the
+    adjudicator decided on (cleared when the labels return to them). Recorded; idempotent."""
+    basis = gold.basis or {"A": gold.verdict, "B": gold.verdict}  # unknown basis: compare with the gold
+    needs = current != basis
+    if needs == gold.recheck:
+        return
+    GoldLabel.objects.filter(pk=gold.pk).update(recheck=needs)
+    gold.recheck = needs
+    history.record(
+        **trail,
+        action="recheck" if needs else "recheck_cleared",
+        old={"labels": basis},
+        new={"labels": current},
+        reason="A label changed after the adjudication: the adjudicated gold stands until re-checked."
+        if needs
+        else "The labels are back to those the adjudication rested on.",
+    )
+
+
+def gold_on_reopen(audit_answer, user, reason):
+    """Called inside the reopen transaction of an assignment of audit_answer: the agreed gold of the answer
+    is withdrawn (it rested on a label that may now change; the resubmission makes it again), adjudicated
+    gold stays, and an audit in adjudication returns to labelling. Recorded in the trail."""
+    audit, answer = audit_answer.audit, audit_answer.answer
+    _lock_open(audit)
+    agreed = list(
+        GoldLabel.objects.select_for_update().filter(
+            audit=audit, claim__answer_id=answer.pk, source=GoldLabel.Source.AGREED
+        )
+    )
+    why = f"An assignment of this answer was reopened: {reason}"[:REASON_MAX]
+    HistoryEvent.objects.bulk_create(
+        HistoryEvent(
+            audit=audit,
+            kind="gold",
+            action="agreement_withdrawn",
+            user=user,
+            answer=answer,
+            claim_id=g.claim_id,
+            old=gold_snapshot(g),
+            reason=why,
+        )
+        for g in agreed
+    )
+    GoldLabel.objects.filter(pk__in=[g.pk for g in agreed]).delete()
+    moved = (
+        type(audit).objects.filter(pk=audit.pk, status=AuditStatus.ADJUDICATION).update(status=AuditStatus.LABELLING)
+    )
+    if moved:
+        audit.status = AuditStatus.LABELLING
+        history.record(
+            audit,
+            kind="audit",
+            action="status",
+            user=user,
+            old={"status": AuditStatus.ADJUDICATION},
+            new={"status": AuditStatus.LABELLING},
+            reason="An assignment was reopened.",
+        )
+    return len(agreed)
 
 
 def _apply_agreement(trail, la, lb, gold):
@@ -227,7 +297,10 @@ def gold_adjudicate(
     if len(assignments) < 2 or any(a.status != Assignment.Status.SUBMITTED for a in assignments):
         raise AdjudicationError("Both annotators must submit this answer before it can be adjudicated.")
     fields = {"verdict": verdict, **_chosen_evidence(claim, assignments, verdict, evidence, passage, start, end)}
-    fields.update(source=GoldLabel.Source.ADJUDICATED, adjudicator=user, reason=reason)
+    slot_of = {a.id: a.slot for a in assignments}
+    labels = {slot_of[lb.assignment_id]: lb for lb in Label.objects.filter(assignment__in=assignments, claim=claim)}
+    basis = _basis(labels.get("A"), labels.get("B"))
+    fields.update(source=GoldLabel.Source.ADJUDICATED, adjudicator=user, reason=reason, basis=basis, recheck=False)
     with transaction.atomic():
         _lock_open(audit)
         return _save_gold(audit, claim, fields, user, expected_version)
@@ -312,26 +385,39 @@ def _stale_message(current):
 
 
 def audit_close(audit, user):
-    """Close an audit (leads): every claim of every sampled answer must have gold. Freezes labels and gold."""
+    """Close an audit (leads): every assignment must be submitted, every claim of every sampled answer must
+    have gold and no adjudicated gold may wait for a re-check. Freezes labels and gold."""
     if not roles.has_role(user, roles.LEAD):
         raise PermissionDenied("Only an audit lead can close an audit.")
     with transaction.atomic():
         # The assignments first (in id order, as a submit takes its assignment then the audit): a label
         # save in flight finishes before the close, and one arriving later waits and then sees it closed.
-        list(
+        statuses = list(
             Assignment.objects.select_for_update()
             .filter(audit_answer__audit_id=audit.pk)
             .order_by("pk")
-            .values_list("pk", flat=True)
+            .values_list("status", flat=True)
         )
         audit = type(audit).objects.select_for_update().get(pk=audit.pk)
         if audit.is_closed:
             raise AuditClosed(f"Audit {audit.name} is already closed.")
+        open_ = sum(s != Assignment.Status.SUBMITTED for s in statuses)
+        if open_:
+            raise AdjudicationError(
+                f"Cannot close {audit.name}: {_n(open_, 'assignment')} not submitted (unfinished or reopened); "
+                "the annotators must submit them first."
+            )
         missing = gold_missing_count(audit)
         if missing:
             raise AdjudicationError(
                 f"Cannot close {audit.name}: {missing} claim{'s' if missing != 1 else ''} "
                 f"still {'have' if missing != 1 else 'has'} no gold label."
+            )
+        recheck = GoldLabel.objects.filter(audit=audit, recheck=True).count()
+        if recheck:
+            raise AdjudicationError(
+                f"Cannot close {audit.name}: {_n(recheck, 'adjudicated gold label')} marked for re-check "
+                "(a label changed after the adjudication); an adjudicator must decide again."
             )
         old = audit.status
         audit.status, audit.closed_at = AuditStatus.CLOSED, timezone.now()
@@ -365,6 +451,10 @@ def audit_reopen(audit, user, reason):
             reason=reason[:REASON_MAX],
         )
     return audit
+
+
+def _n(count, noun):
+    return f"{count} {noun}{'s' if count != 1 else ''} {'are' if count != 1 else 'is'}"
 
 
 def gold_missing_count(audit):

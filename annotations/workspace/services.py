@@ -6,7 +6,7 @@ from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotations.adjudication.services import gold_on_submit
+from annotations.adjudication.services import AuditClosed, gold_on_reopen, gold_on_submit
 from annotations.models import Assignment, Label
 from audit import history
 from audit.models import Audit, AuditStatus, Passage, Verdict
@@ -260,7 +260,8 @@ def assignment_time_add(assignment, seconds):
 
 
 def assignment_reopen(assignment, user, reason):
-    """Lead only (the view checks the role): unlock a submitted assignment, with a recorded reason."""
+    """Lead only (the view checks the role): unlock a submitted assignment, with a recorded reason. The
+    agreed gold of the answer is withdrawn until the annotator resubmits (see gold_on_reopen)."""
     reason = (reason or "").strip()
     if not reason:
         raise Invalid("Say why the answer is reopened.")
@@ -280,4 +281,8 @@ def assignment_reopen(assignment, user, reason):
             new={"assignment": assignment.pk},
             reason=reason,
         )
+        try:
+            gold_on_reopen(assignment.audit_answer, user, reason)
+        except AuditClosed as e:
+            raise Refused(str(e)) from None
     return assignment

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 
 from audit.models.answers import Verdict
+from audit.validation import datetime_problem, json_problem, text_problem
 
 REQUIRED = ("id", "question", "answer", "passages")
 KNOWN = (*REQUIRED, "created_at", "meta", "claims")
@@ -56,7 +57,7 @@ def _text(obj, key, line, where, lim, errors, *, required=True, allow_empty=Fals
         type(value) is str
         and (allow_empty or (value and not value.isspace()))
         and len(value) <= (max_chars or lim["chars"])
-        and "\x00" not in value
+        and text_problem(value) is None
     ):
         return value
     field = f"{where}.{key}" if where else key
@@ -69,8 +70,9 @@ def _text(obj, key, line, where, lim, errors, *, required=True, allow_empty=Fals
         return ""
     if not allow_empty and not value.strip():
         errors.append(RecordError(line, field, "empty"))
-    if "\x00" in value:
-        errors.append(RecordError(line, field, "contains a NUL character, which the database cannot store"))
+    why = text_problem(value)
+    if why:
+        errors.append(RecordError(line, field, why))
     limit = max_chars or lim["chars"]
     if len(value) > limit:
         errors.append(RecordError(line, field, f"too long: {len(value):,} characters (limit {limit:,})"))
@@ -107,9 +109,13 @@ def normalise(obj, line, lim):
     elif not isinstance(meta, dict):
         errors.append(RecordError(line, "meta", f"must be an object, got {type(meta).__name__}"))
         meta = {}
+    _storable(meta, "meta", line, errors)
     for key in obj.keys() - set(KNOWN):
         if key in meta:
             errors.append(RecordError(line, key, "unknown field also present in meta: rename one of them"))
+        if text_problem(key):
+            errors.append(RecordError(line, repr(key), f"field name {text_problem(key)}"))
+        _storable(obj[key], key, line, errors)
         meta[key] = obj[key]
     rec["meta"] = meta
     if obj.get("passages") is None:
@@ -123,28 +129,18 @@ def normalise(obj, line, lim):
     canonical = json.dumps(rec, sort_keys=True, separators=(",", ":"))
     if len(canonical) > lim["meta_chars"] and _meta_too_big(rec, lim):
         return None, [RecordError(line, "meta", f"too large (limit {lim['meta_chars']:,} characters as JSON)")]
-    if "\\u0000" in canonical and _has_nul(rec):  # the text fields were checked already: a meta has it
-        return None, [RecordError(line, "meta", "contains a NUL character, which the database cannot store")]
-    if "\\ud" in canonical and _has_lone_surrogate(rec):  # \ud8xx-\udfxx: an emoji, or a broken escape
-        return None, [RecordError(line, "", "contains an unpaired surrogate escape (\\ud800-\\udfff), not text")]
     rec["hash"] = hashlib.sha256(canonical.encode()).hexdigest()
     return rec, []
 
 
-def _has_nul(value):
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    return isinstance(value, list) and any(_has_nul(v) for v in value)
-
-
-def _has_lone_surrogate(rec):
-    try:
-        json.dumps(rec, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return True
-    return False
+def _storable(value, field, line, errors):
+    """Any JSON value kept in meta: every string, key and number must be storable (see audit.validation)."""
+    if isinstance(value, (dict, list, float)):
+        problem = json_problem(value, field)
+        if problem:
+            errors.append(RecordError(line, *problem))
+    elif isinstance(value, str) and text_problem(value):
+        errors.append(RecordError(line, field, text_problem(value)))
 
 
 def _meta_too_big(rec, lim):
@@ -163,7 +159,12 @@ def _created_at(value, line, errors):
     except ValueError:
         errors.append(RecordError(line, "created_at", f"not an ISO 8601 date-time: {value[:40]!r}"))
         return None
-    return (dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)).isoformat()  # one instant, one hash
+    dt = dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+    why = datetime_problem(dt)
+    if why:
+        errors.append(RecordError(line, "created_at", why))
+        return None
+    return dt.astimezone(UTC).isoformat()  # one instant, one hash
 
 
 def _is_object(item, line, field, errors):

@@ -1,39 +1,72 @@
-"""Answer import: all or nothing, streaming, bounded memory.
+"""Answer import: all or nothing, streaming, bounded memory. One contract for both modes:
 
-`answers_import(...)` never raises on bad input: it returns the ImportBatch with status `done`, `noop`
-or `failed` (with `errors`: [{"line", "field", "message"}]). On failure everything is rolled back; the
-failed batch row is then recorded for the history only when the dataset already existed (a failed
-import into a new dataset name leaves no row at all, and the returned batch is unsaved: `pk is None`).
+1. `import_begin(...)` commits the batch row (and the dataset, when the name is new) before any answer is
+   read: `running` for an import done now, `queued` for the task worker;
+2. `run.import_fill(file, batch)` fills that row in: `done`, `noop`, or `failed` with its errors (see run.py).
 
-Web uploads over IMPORT_INLINE_BYTES run in the background (`import_upload` -> `import_enqueue` ->
-the task worker -> `import_run`): the file is spooled, the dataset and a `queued` batch row are created
-at once, and that row is kept and filled in (done, noop or failed with its errors) whatever happens.
+Inline (the command, web uploads under IMPORT_INLINE_BYTES): `answers_import` does both in the caller.
+Background (larger uploads): `import_enqueue` spools the file, begins a `queued` batch and enqueues
+`import_task` once that row is committed; the worker's `run.import_run` fills it in.
+A failed import keeps its batch row (with `dataset_name`) in the history; a dataset it created is removed.
 """
 
-import hashlib
-
 from django.conf import settings
-from django.db import DatabaseError, reset_queries, transaction
-from django.db.models import ProtectedError
-from django.utils import timezone
+from django.db import transaction
 
 from audit.ingest.parse import RecordError
-from audit.ingest.read import CountingReader, file_kind, read_records
-from audit.ingest.spool import SpoolError, max_upload_bytes, progress_write, spool_open, spool_remove, spool_save
-from audit.ingest.write import BatchWriter
-from audit.models import Dataset, ImportBatch, JudgeVersion
+from audit.ingest.read import file_kind
+from audit.ingest.run import import_fill
+from audit.ingest.spool import SpoolError, max_upload_bytes, spool_remove, spool_save
+from audit.ingest.tasks import import_task
+from audit.models import Dataset, ImportBatch
+from audit.validation import text_problem
 
 
-class _Rollback(Exception):
-    pass
+def import_begin(
+    *,
+    dataset_name,
+    file_name,
+    user=None,
+    update=False,
+    judge_name="external",
+    fmt="auto",
+    mapping=None,
+    status,
+    **fields,
+):
+    """The saved batch row of a new import, or an unsaved `failed` one when the names are refused.
+    fmt, mapping: the file's shape (see formats.py; "auto" detects it per record)."""
+    dataset_name, judge_name = (dataset_name or "").strip(), (judge_name or "").strip() or "external"
+    batch = ImportBatch(
+        dataset_name=dataset_name[:100],
+        user=user,
+        file_name=(file_name or "")[:255],
+        status=status,
+        options={"update": bool(update), "judge_name": judge_name, "fmt": fmt, "mapping": mapping or {}},
+        **fields,
+    )
+    errors = _check_names(dataset_name, judge_name, batch.file_name)
+    if errors:
+        batch.status, batch.errors = ImportBatch.Status.FAILED, [e.as_dict() for e in errors]
+        return batch
+    with transaction.atomic():
+        batch.dataset, batch.new_dataset = Dataset.objects.get_or_create(name=dataset_name)
+        batch.save()
+    return batch
 
 
-def external_judge_version(name):
-    """The JudgeVersion standing for an external judge named at import."""
-    digest = hashlib.sha256(f"external:{name}".encode()).hexdigest()
-    return JudgeVersion.objects.get_or_create(
-        content_hash=digest, defaults={"kind": JudgeVersion.Kind.EXTERNAL, "name": name}
-    )[0]
+def _check_names(dataset_name, judge_name, file_name):
+    errors = []
+    if not dataset_name:
+        errors.append(RecordError(0, "dataset", "a dataset name is required"))
+    elif len(dataset_name) > 100:
+        errors.append(RecordError(0, "dataset", "dataset name longer than 100 characters"))
+    if len(judge_name) > 200:
+        errors.append(RecordError(0, "judge name", "judge name longer than 200 characters"))
+    for field, value in (("dataset", dataset_name), ("judge name", judge_name), ("file", file_name)):
+        if text_problem(value):
+            errors.append(RecordError(0, field, text_problem(value)))
+    return errors
 
 
 def answers_import(
@@ -44,201 +77,62 @@ def answers_import(
     user=None,
     update=False,
     judge_name="external",
-    progress=None,
-    batch=None,
     fmt="auto",
     mapping=None,
+    progress=None,
 ):
-    """Import a JSONL/CSV binary file object into the dataset `dataset_name` (created if new).
-
-    progress(bytes_read, records_read) is called every few thousand records and at the end.
-    batch: a saved ImportBatch of `dataset_name` (a background import) to fill in instead of a new row; it is
-    kept, as failed, when the import fails.
-    fmt, mapping: the file's shape (see formats.py; "auto" detects it per record).
-    """
-    max_errors = settings.IMPORT_MAX_ERRORS
-    batch_size = settings.IMPORT_BATCH_SIZE
-    every = settings.IMPORT_PROGRESS_RECORDS  # records between progress reports
-    dataset_name, judge_name = (dataset_name or "").strip(), (judge_name or "").strip() or "external"
-    keep = batch is not None
-    if not keep:
-        batch = ImportBatch(
-            dataset=Dataset(name=dataset_name),
-            user=user,
-            file_name=(file_name or "")[:255],
-            status=ImportBatch.Status.FAILED,
-        )
-    errors = _check_names(dataset_name, judge_name)
-    if errors:
-        batch.errors = [e.as_dict() for e in errors]
-        return _failed(batch, errors, "", keep) if keep else batch
-    reader = CountingReader(fileobj)
-    complete, records = False, 0
-    try:
-        with transaction.atomic():
-            if not keep:  # a new row now, as the answers point at it; a kept row stays running till the end
-                batch.dataset = Dataset.objects.get_or_create(name=dataset_name)[0]
-                batch.status = ImportBatch.Status.DONE
-                batch.save()
-            writer = BatchWriter(
-                batch, update=update, judge=lambda: external_judge_version(judge_name), now=timezone.now()
-            )
-            for line, rec, errs in read_records(reader, file_name, fmt, mapping):
-                batch.lines = line
-                errors += errs or writer.add(line, rec)
-                records += rec is not None
-                if len(writer.pending) >= batch_size:
-                    errors += writer.flush()
-                    if settings.DEBUG:  # DEBUG keeps every SQL text in memory: drop it per batch
-                        reset_queries()
-                if len(errors) >= max_errors:
-                    errors.append(RecordError(line, "", f"stopped reading after {max_errors} errors"))
-                    break
-                if progress and records % every == 0 and rec is not None:
-                    progress(reader.bytes_read, records)
-            else:
-                complete = True
-                errors += writer.flush()
-                if not records and not errors:
-                    errors.append(RecordError(0, "file", "no records found (the file is empty)"))
-            if progress:
-                progress(reader.bytes_read, records)
-            if errors:
-                raise _Rollback
-            batch.created, batch.updated, batch.unchanged = writer.created, writer.updated, writer.unchanged
-            batch.status = ImportBatch.Status.DONE if writer.created + writer.updated else ImportBatch.Status.NOOP
-            batch.file_sha256 = reader.sha.hexdigest()
-            _progress_end(batch, reader.bytes_read, records)
-            batch.save()
-            return batch
-    except _Rollback:
-        pass
-    except ProtectedError:
-        errors.append(RecordError(batch.lines, "id", "an answer to update has labels or history: not replaced"))
-    except DatabaseError as e:
-        errors.append(RecordError(batch.lines, "", f"the database refused the batch ending here: {e}"))
-    _progress_end(batch, reader.bytes_read, records)
-    return _failed(batch, errors, reader.sha.hexdigest() if complete and reader.bytes_read else "", keep)
-
-
-def _progress_end(batch, bytes_read, records):
-    batch.bytes_done, batch.records_done, batch.finished_at = bytes_read, records, timezone.now()
-    batch.bytes_total = max(batch.bytes_total, bytes_read)
-
-
-def _check_names(dataset_name, judge_name):
-    errors = []
-    if not dataset_name:
-        errors.append(RecordError(0, "dataset", "a dataset name is required"))
-    elif len(dataset_name) > 100:
-        errors.append(RecordError(0, "dataset", "dataset name longer than 100 characters"))
-    if len(judge_name) > 200:
-        errors.append(RecordError(0, "judge name", "judge name longer than 200 characters"))
-    return errors
-
-
-def _failed(batch, errors, sha, keep=False):
-    """After the rollback: keep the failure in the history when the dataset exists (see module doc)."""
-    if not keep:
-        batch.pk, batch._state.adding = None, True  # the row saved inside the transaction is gone
-    batch.status = ImportBatch.Status.FAILED
-    batch.created = batch.updated = batch.unchanged = 0
-    batch.errors = [e.as_dict() for e in errors]
-    batch.file_sha256 = sha
-    batch.finished_at = timezone.now()
-    if keep:  # the batch row (and its dataset) were committed before the import: they survive the rollback
-        batch.save()
-        return batch
-    dataset = Dataset.objects.filter(name=batch.dataset.name).first()
-    if dataset is None:
-        batch.dataset, batch.created_at = Dataset(name=batch.dataset.name), timezone.now()
-        return batch
-    batch.dataset = dataset
-    batch.save()
-    return batch
+    """Import a JSONL/CSV/JSON binary file object now, into the dataset `dataset_name` (created if new)."""
+    batch = import_begin(
+        dataset_name=dataset_name,
+        file_name=file_name,
+        user=user,
+        update=update,
+        judge_name=judge_name,
+        fmt=fmt,
+        mapping=mapping,
+        status=ImportBatch.Status.RUNNING,
+    )
+    return import_fill(fileobj, batch, progress=progress) if batch.pk else batch
 
 
 def import_upload(upload, *, dataset_name, user, update=False, judge_name="external", fmt="auto", mapping=None):
     """A web upload: imported in the request when small (IMPORT_INLINE_BYTES), else queued for the worker."""
-    inline = settings.IMPORT_INLINE_BYTES
     opts = {"update": update, "judge_name": judge_name, "fmt": fmt, "mapping": mapping}
-    if upload.size < inline or file_kind(upload.name) is None:  # an unsupported type fails at once, unread
+    if upload.size < settings.IMPORT_INLINE_BYTES or file_kind(upload.name) is None:  # a bad type fails at once
         return answers_import(upload, dataset_name=dataset_name, file_name=upload.name, user=user, **opts)
     return import_enqueue(upload, dataset_name=dataset_name, user=user, **opts)
 
 
 def import_enqueue(upload, *, dataset_name, user=None, update=False, judge_name="external", fmt="auto", mapping=None):
-    """Spool the upload and queue `import_task`: returns the `queued` batch (or an unsaved failed one).
-
-    The dataset is created now (empty until the import commits), so the batch row, and a failure's
-    errors, stay in the history even for a new dataset name.
-    """
-    from audit.ingest.tasks import import_task
-
-    dataset_name, judge_name = (dataset_name or "").strip(), (judge_name or "").strip() or "external"
-    batch = ImportBatch(
-        dataset=Dataset(name=dataset_name),
-        user=user,
-        file_name=(upload.name or "")[:255],
-        status=ImportBatch.Status.FAILED,
-    )
-    errors = _check_names(dataset_name, judge_name)
+    """Spool the upload, begin a `queued` batch and enqueue `import_task` on commit: returns the batch."""
     try:
-        name, size, sha = spool_save(upload, max_upload_bytes()) if not errors else (None, 0, "")
+        name, size, sha = spool_save(upload, max_upload_bytes())
     except (SpoolError, OSError) as e:
-        errors.append(RecordError(0, "file", f"the upload could not be stored: {e}"))
-    if errors:
-        batch.errors = [e.as_dict() for e in errors]
-        return batch
+        return ImportBatch(
+            dataset_name=(dataset_name or "").strip()[:100],
+            file_name=(upload.name or "")[:255],
+            status=ImportBatch.Status.FAILED,
+            errors=[RecordError(0, "file", f"the upload could not be stored: {e}").as_dict()],
+        )
     try:
-        with transaction.atomic():
-            batch.dataset = Dataset.objects.get_or_create(name=dataset_name)[0]
-            batch.status, batch.spool_path, batch.bytes_total, batch.file_sha256 = (
-                ImportBatch.Status.QUEUED,
-                name,
-                size,
-                sha,
-            )
-            batch.options = {"update": bool(update), "judge_name": judge_name}
-            if fmt != "auto" or mapping:  # the file's shape, when not detected
-                batch.options |= {"fmt": fmt, "mapping": mapping}
-            batch.save()
-            import_task.enqueue(batch.pk)
+        batch = import_begin(
+            dataset_name=dataset_name,
+            file_name=upload.name,
+            user=user,
+            update=update,
+            judge_name=judge_name,
+            fmt=fmt,
+            mapping=mapping,
+            status=ImportBatch.Status.QUEUED,
+            spool_path=name,
+            bytes_total=size,
+            file_sha256=sha,
+        )
     except BaseException:
         spool_remove(name)
         raise
-    return batch
-
-
-def import_run(batch_id):
-    """Run a queued background import (the task worker calls this); returns the batch, None if it is gone.
-
-    Progress goes to the spool's progress file (see spool.py) every IMPORT_PROGRESS_RECORDS (5,000) records;
-    the spooled file is removed at the end, whatever the outcome.
-    """
-    started = ImportBatch.objects.filter(pk=batch_id, status=ImportBatch.Status.QUEUED).update(
-        status=ImportBatch.Status.RUNNING, started_at=timezone.now()
-    )
-    batch = ImportBatch.objects.select_related("dataset", "user").filter(pk=batch_id).first()
-    if not started:  # deleted, or already run by another delivery of the task
-        return batch
-    name, opts = batch.spool_path, batch.options
-    try:
-        with spool_open(name) as f:
-            return answers_import(
-                f,
-                dataset_name=batch.dataset.name,
-                file_name=batch.file_name,
-                user=batch.user,
-                update=opts.get("update", False),
-                judge_name=opts.get("judge_name", "external"),
-                fmt=opts.get("fmt", "auto"),
-                mapping=opts.get("mapping"),
-                progress=lambda done, records: progress_write(name, done, records),
-                batch=batch,
-            )
-    except (OSError, SpoolError) as e:
-        error = RecordError(0, "file", f"the uploaded file could not be read back from the spool: {e}")
-        return _failed(batch, [error], "", keep=True)
-    finally:
+    if batch.pk is None:
         spool_remove(name)
+        return batch
+    transaction.on_commit(lambda: import_task.enqueue(batch.pk))
+    return batch

@@ -56,7 +56,7 @@ def spool_save(upload, max_bytes):
 
 
 def spool_open(name):
-    return open(_path(name), "rb")  # noqa: SIM115 (the caller closes it)
+    return open(_path(name), "rb")
 
 
 def spool_remove(name):

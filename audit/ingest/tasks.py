@@ -2,10 +2,10 @@
 
 from django.tasks import task
 
+from audit.ingest.run import import_run
+
 
 @task()
 def import_task(batch_id):
-    from audit.ingest.services import import_run
-
     batch = import_run(batch_id)
     return {"batch": batch_id, "status": batch.status if batch else "gone"}

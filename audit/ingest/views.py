@@ -40,7 +40,7 @@ def import_page(request):
             )
         status = 400 if not batch or batch.status == batch.Status.FAILED else 202 if batch.is_active else 200
         if status != 400:  # a fresh form, pointing at the dataset just filled
-            form = ImportForm(initial={"dataset": batch.dataset.name, "judge_name": d["judge_name"]})
+            form = ImportForm(initial={"dataset": batch.dataset_name, "judge_name": d["judge_name"]})
     return _page(request, form, batch, too_big, status)
 
 
@@ -58,7 +58,7 @@ def import_batch(request, batch_id):
             {"batch": batch},
             status=200 if batch.is_active else HTMX_STOP_POLLING,
         )
-    return _page(request, ImportForm(initial={"dataset": batch.dataset.name}), batch, None, 200)
+    return _page(request, ImportForm(initial={"dataset": batch.dataset_name}), batch, None, 200)
 
 
 def _page(request, form, batch, too_big, status):

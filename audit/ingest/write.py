@@ -1,11 +1,15 @@
-"""Writes one batch of validated records in bulk (inside the caller's transaction).
+"""Writes one chunk of validated records in bulk (each chunk in the caller's short transaction).
 
-One lookup query per batch for the ids already in the dataset (never the whole dataset), then
-bulk inserts of answers, passages, claims and external verdicts. A record whose id was written
-earlier by this same import is a duplicate within the file: that is how duplicates are found
-without holding every id of the file in memory.
+One lookup query per chunk for the ids already in the dataset (never the whole dataset), then
+bulk inserts of answers, passages, claims and external verdicts. New answers belong to the import's
+batch, which hides them (staging, see Answer.objects) until the batch is done. A record whose id was
+written earlier by this same import is a duplicate within the file: that is how duplicates are found
+without holding every id of the file in memory. Changed answers (update mode) are kept aside in a
+temporary file and replaced by `replace_changed()` in the import's last transaction.
 """
 
+import json
+import tempfile
 from datetime import datetime
 
 from django.db import connection
@@ -13,6 +17,7 @@ from django.db import connection
 from audit.ingest.parse import RecordError
 from audit.judge.guard import evidence_guard
 from audit.models import Answer, AuditAnswer, Claim, ClaimOrigin, JudgeVerdict, Passage
+from audit.models.answers import ACTIVE_IMPORT
 from audit.spans import locate, normalise_ws
 
 ANSWER_FIELDS = ["question", "text", "created_at", "meta", "content_hash", "length", "import_batch"]
@@ -33,6 +38,7 @@ class BatchWriter:
         self.judge = None  # created on the first verdict only
         self.pending, self.pending_lines = [], {}
         self.created = self.updated = self.unchanged = 0
+        self.changed, self.changed_ids = None, {}  # a temporary file of (line, record, pk, created_at); id: line
 
     def add(self, line, rec):
         first = self.pending_lines.get(rec["id"])
@@ -49,18 +55,20 @@ class BatchWriter:
             return []
         existing = {
             row[0]: row[1:]
-            for row in Answer.objects.filter(
+            for row in Answer._base_manager.filter(
                 dataset=self.batch.dataset,
                 external_id__in=[rec["id"] for _, rec in pending],
-            ).values_list("external_id", "id", "content_hash", "import_batch_id", "created_at")
+            ).values_list("external_id", "id", "content_hash", "import_batch_id", "created_at", "import_batch__status")
         }
         errors, new, changed = [], [], []
         for line, rec in pending:
             old = existing.get(rec["id"])
             if old is None:
                 new.append(rec)
-            elif old[2] == self.batch.id:
+            elif old[2] == self.batch.id or rec["id"] in self.changed_ids:
                 errors.append(RecordError(line, "id", f"duplicate id {rec['id']!r}: already earlier in this file"))
+            elif old[4] in ACTIVE_IMPORT:
+                errors.append(RecordError(line, "id", f"answer {rec['id']!r} is being imported by another import"))
             elif old[1] == rec["hash"]:
                 self.unchanged += 1
             elif not self.update:
@@ -76,13 +84,44 @@ class BatchWriter:
             else:
                 changed.append((line, self._answer(rec, pk=old[0], created_at=old[3])))
         errors += self._refuse_frozen(changed)
-        written = self._insert(new)
-        if changed and not errors:
-            self._replace([a for _, a in changed])
-            written += [a for _, a in changed]
-            self.updated += len(changed)
+        self._keep_changed(changed)
         self.created += len(new)
-        self._parts(written)
+        self._parts(self._insert(new))
+        return errors
+
+    def _keep_changed(self, changed):
+        if not changed:
+            return
+        if self.changed is None:
+            self.changed = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed by replace_changed)
+        for line, a in changed:
+            self.changed_ids[a.external_id] = line
+            self.changed.write(json.dumps([line, a.record, a.id, a.created_at.isoformat()]) + "\n")
+
+    def replace_changed(self, chunk):
+        """Replace the changed answers kept aside, `chunk` at a time: inside the import's last transaction."""
+        if self.changed is None:
+            return []
+        errors, group = [], []
+        with self.changed as f:
+            f.seek(0)
+            for text in f:
+                line, rec, pk, created_at = json.loads(text)
+                group.append((line, self._answer(rec, pk=pk, created_at=datetime.fromisoformat(created_at))))
+                if len(group) >= chunk:
+                    errors += self._replace_group(group)
+                    group = []
+            errors += self._replace_group(group)
+        self.changed = None
+        return errors
+
+    def _replace_group(self, group):
+        errors = self._refuse_frozen(group)  # again: an audit may have drawn it since the check in flush
+        if group and not errors:
+            answers = [a for _, a in group]
+            self._replace(answers)
+            self._parts(answers)
+            self.updated += len(answers)
         return errors
 
     def _insert(self, records):
@@ -120,7 +159,7 @@ class BatchWriter:
             ],
         )
         ids = dict(
-            Answer.objects.filter(dataset_id=dataset, external_id__in=[r["id"] for r in records]).values_list(
+            Answer._base_manager.filter(dataset_id=dataset, external_id__in=[r["id"] for r in records]).values_list(
                 "external_id", "id"
             )
         )
@@ -161,7 +200,7 @@ class BatchWriter:
         ]
 
     def _replace(self, answers):
-        Answer.objects.bulk_update(answers, ANSWER_FIELDS, batch_size=500)
+        Answer._base_manager.bulk_update(answers, ANSWER_FIELDS, batch_size=500)
         ids = [a.id for a in answers]
         Claim.objects.filter(answer_id__in=ids).delete()  # cascades to verdicts; labels protect (ProtectedError)
         Passage.objects.filter(answer_id__in=ids).delete()

@@ -1,17 +1,31 @@
 """The only module that imports the anthropic SDK. It turns request dicts from prompts.py into
 plain Outcome values (parsed data, raw text, usage, error), so nothing else sees SDK types.
 
-Retries of 408/409/429/5xx (with backoff, honouring retry-after) are the SDK's own; what is left
-after them (a persistent 529 = OverloadedError, a timeout) becomes an Outcome error, recorded by
-the runner as a failed item. Errors no retry can fix (bad key, unknown model) abort the run."""
+Every reply the API produced is billed, so only what it did not bill is retried: an error status
+(408/409/429/5xx: no message was produced) and a connection that was never made, with backoff honouring
+retry-after. A read timeout or a dropped connection after the request went out may have been billed:
+it is not retried (the SDK would retry it, so its own retries are off) but recorded as a failed item
+whose bill is unknown. The timeout of a call is long enough for the model to write its max_tokens, so a
+reply still being written is not abandoned. The Messages API offers no idempotency key (the SDK sends
+none); the Batches API has custom_id, which batch.py uses. Errors no retry can fix (bad key, unknown
+model) abort the run."""
+
+import random
+import time
 
 import anthropic
+import httpx2
 from django.conf import settings
 
 from audit.judge import prompts
 from audit.judge.outcome import FatalJudgeError, Outcome
 
 FATAL = (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthropic.NotFoundError)
+RETRY_STATUS = (408, 409, 429)  # and every 5xx
+NEVER_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout)
+# The slowest output the SDK plans for (it refuses non-streaming calls that could take longer than 10
+# minutes at this rate): 128,000 tokens an hour.
+SLOWEST_TOKENS_PER_SECOND = 128_000 / 3600
 PARSERS = {"decompose": prompts.parse_decompose, "verify": prompts.parse_verify}
 
 
@@ -24,8 +38,7 @@ def client_options():
     return {
         "api_key": settings.ANTHROPIC_API_KEY,
         "base_url": settings.ANTHROPIC_BASE_URL or None,
-        "max_retries": settings.JUDGE_MAX_RETRIES,
-        "timeout": settings.JUDGE_TIMEOUT,
+        "max_retries": 0,  # retries are ours: only what the API did not bill (call_with_retries)
     }
 
 
@@ -59,20 +72,52 @@ def outcome_from_message(stage, message):
         return Outcome(raw=raw, usage=usage, error=f"unusable output: {exc}")
 
 
-def _api_error(exc):
+def _api_error(exc, note=""):
     status = getattr(exc, "status_code", None)
-    return Outcome(error=f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {exc}")
+    return Outcome(
+        error=f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {exc}{note}", bill_unknown=bool(note)
+    )
+
+
+def call_timeout(max_tokens):
+    """JUDGE_TIMEOUT for the queue and the first token, plus the time to write max_tokens slowly."""
+    return settings.JUDGE_TIMEOUT + max_tokens / SLOWEST_TOKENS_PER_SECOND
+
+
+def unbilled(exc):
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code in RETRY_STATUS or exc.status_code >= 500
+    return isinstance(exc, anthropic.APIConnectionError) and isinstance(exc.__cause__, NEVER_SENT)
+
+
+def backoff(exc, attempt):
+    headers = getattr(getattr(exc, "response", None), "headers", {})
+    for header, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            return min(float(headers[header]) / scale, 60.0)
+        except (KeyError, ValueError):
+            pass
+    return min(0.5 * 2**attempt, 8.0) * (0.75 + random.random() / 2)
+
+
+def call_with_retries(call):
+    """call() returns a Message; SDK errors become Outcome errors, fatal ones FatalJudgeError."""
+    for attempt in range(settings.JUDGE_MAX_RETRIES + 1):
+        try:
+            return call()
+        except FATAL as exc:
+            raise FatalJudgeError(f"{type(exc).__name__}: {exc}") from exc
+        except anthropic.APIError as exc:
+            if not unbilled(exc):
+                return _api_error(exc, note=" (not retried: the API may have billed it)")
+            if attempt == settings.JUDGE_MAX_RETRIES:
+                return _api_error(exc)
+            time.sleep(backoff(exc, attempt))
 
 
 def _create_outcome(stage, call):
-    """Run call() (returns a Message); SDK errors become Outcome errors, fatal ones FatalJudgeError."""
-    try:
-        message = call()
-    except FATAL as exc:
-        raise FatalJudgeError(f"{type(exc).__name__}: {exc}") from exc
-    except anthropic.APIError as exc:
-        return _api_error(exc)
-    return outcome_from_message(stage, message)
+    result = call_with_retries(call)
+    return result if isinstance(result, Outcome) else outcome_from_message(stage, result)
 
 
 class LLMJudge:
@@ -95,24 +140,30 @@ class LLMJudge:
         return prompts.verify_params(self.spec, context, claim_text)
 
     def call(self, stage, params):
-        return _create_outcome(stage, lambda: self.client.messages.create(**params))
+        timeout = call_timeout(params["max_tokens"])
+        return _create_outcome(stage, lambda: self.client.messages.create(**params, timeout=timeout))
 
     def batch_submit(self, requests):
         """requests: [(custom_id, params)] -> batch id."""
-        try:
-            batch = self.client.messages.batches.create(
+        batch = call_with_retries(
+            lambda: self.client.messages.batches.create(
                 requests=[{"custom_id": cid, "params": params} for cid, params in requests]
             )
-        except FATAL as exc:
-            raise FatalJudgeError(f"{type(exc).__name__}: {exc}") from exc
+        )
+        if isinstance(batch, Outcome):  # not resubmitted blindly: a second batch would be billed again
+            raise FatalJudgeError(f"batch not submitted: {batch.error}")
         return batch.id
 
     def batch_ended(self, batch_id):
-        return self.client.messages.batches.retrieve(batch_id).processing_status == "ended"
+        batch = call_with_retries(lambda: self.client.messages.batches.retrieve(batch_id))
+        return not isinstance(batch, Outcome) and batch.processing_status == "ended"  # failed: poll again
 
     def batch_results(self, batch_id, stage_of):
         """Yields (custom_id, Outcome); stage_of(custom_id) names the parser to use."""
-        for item in self.client.messages.batches.results(batch_id):
+        items = call_with_retries(lambda: list(self.client.messages.batches.results(batch_id)))
+        if isinstance(items, Outcome):  # the run stops; a resume collects the same batch again
+            raise FatalJudgeError(f"results of batch {batch_id} not read: {items.error}")
+        for item in items:
             result = item.result
             if result.type == "succeeded":
                 yield item.custom_id, outcome_from_message(stage_of(item.custom_id), result.message)

@@ -13,6 +13,7 @@ class Outcome:
     raw: str = ""
     usage: dict = field(default_factory=lambda: dict(ZERO_USAGE))
     error: str = ""
+    bill_unknown: bool = False  # the request went out and no reply came back: the API may have billed it
 
     @property
     def ok(self):

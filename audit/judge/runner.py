@@ -4,10 +4,12 @@ HTTP calls run on worker threads (at most JUDGE_CONCURRENCY at once) that do not
 coordinating thread owns every database write (store.py). Decompose and verify
 calls share the pool, verify first, so it stays full across answers and answers finish in turn.
 Killed at any point, a rerun loads what is stored and calls the API only for the rest (store.load_states).
+A call holds its slot until its result is committed, so a kill loses at most JUDGE_CONCURRENCY paid calls
+(running, or answered and not yet stored); each result is stored as soon as the coordinator sees it.
 Each execution holds a lease on the run row and beats (store.Recorder.flush) while it works, even while
 calls are slow; a resume takes the lease over and the older execution, if still alive, stops at its next beat."""
 
-import time
+import json
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
@@ -25,7 +27,7 @@ from audit.models import JudgeRun
 
 CHUNK = 200  # answers loaded per query round
 OFFLINE_WINDOW = 64  # offline results stored per transaction
-LINGER = 0.01  # seconds the coordinator waits after a result for more to arrive
+OVERHEAD_TOKENS = 64  # the message framing the API adds to every request
 HEARTBEAT_SECONDS = 10.0  # longest wait for a result before beating anyway (slow calls, retries with backoff)
 
 
@@ -61,7 +63,7 @@ class InlineExecutor:
         future = Future()
         try:
             future.set_result(self.judge.call(stage, params))
-        except BaseException as exc:  # noqa: BLE001 - re-raised by future.result()
+        except BaseException as exc:
             future.set_exception(exc)
         return future
 
@@ -73,8 +75,8 @@ class Finished:
     """Futures as they complete (add_done_callback feeds it): take() blocks for one, then drains the rest.
     Unlike concurrent.futures.wait, its cost does not grow with the number of futures in flight."""
 
-    def __init__(self, linger=0.0):
-        self.queue, self.linger = SimpleQueue(), linger
+    def __init__(self):
+        self.queue = SimpleQueue()
 
     def put(self, future):
         self.queue.put(future)
@@ -85,29 +87,27 @@ class Finished:
             done = [self.queue.get(timeout=timeout)]
         except Empty:
             return []
-        if self.linger:  # let a few more land: one transaction for several results, fewer wake-ups
-            time.sleep(self.linger)
         while not self.queue.empty():
             done.append(self.queue.get_nowait())
         return done
 
 
 class Budget:
-    """Stops before a call that could take spending past the limit: spent + in flight + this call's
-    worst case (its input size, and the largest output seen so far for the stage, else max_tokens)."""
+    """Stops before a call that could take spending past the limit: spent + the worst case of every call
+    in flight + this call's worst case. Worst case: one token per byte of the request (a token is at least
+    one byte of text; the JSON also counts the schema the API turns into instructions), all of it at the
+    cache write price, plus max_tokens of output. A call whose bill is unknown (it timed out after the
+    request went out) keeps its worst case reserved for the rest of the execution."""
 
     def __init__(self, run, recorder):
         self.run, self.rec = run, recorder
         self.reserved_tokens, self.reserved_usd = 0, 0.0
-        self.max_output = {}
 
     def estimate(self, item):
         if self.run.backend != "anthropic":
             return 0, 0.0
-        p = item.params
-        system = p["system"] if isinstance(p["system"], str) else "".join(b["text"] for b in p["system"])
-        tokens_in = (len(system) + sum(len(m["content"]) for m in p["messages"])) // 3 + 10
-        tokens_out = self.max_output.get(item.stage) or p["max_tokens"]
+        tokens_in = len(json.dumps(item.params).encode()) + OVERHEAD_TOKENS
+        tokens_out = item.params["max_tokens"]
         prices = self.rec.prices or {"input": 0, "output": 0, "cache_write": 0}
         usd = (tokens_in * max(prices["input"], prices["cache_write"]) + tokens_out * prices["output"]) / 1e6
         return tokens_in + tokens_out, usd * self.rec.discount
@@ -123,9 +123,9 @@ class Budget:
         self.reserved_tokens += sign * est[0]
         self.reserved_usd += sign * est[1]
 
-    def settle(self, item, est, usage):
-        self.reserve(est, -1)
-        self.max_output[item.stage] = max(self.max_output.get(item.stage, 0), usage["output"])
+    def settle(self, est, outcome):
+        if not outcome.bill_unknown:
+            self.reserve(est, -1)
 
 
 def make_judge(run):
@@ -165,13 +165,12 @@ def handle(judge, rec, item, outcome, verdicts, verify_q):
 
 def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
     budget = Budget(run, rec)
-    concurrency = max(1, int(settings.JUDGE_CONCURRENCY))
+    concurrency = max(1, settings.JUDGE_CONCURRENCY)
     pool = CallPool(judge, concurrency) if judge.priced else InlineExecutor(judge)
-    # Submit ahead of the pool (4x its size): slots never wait on the coordinator's writes.
-    window = 4 * concurrency if judge.priced else OFFLINE_WINDOW
+    window = concurrency if judge.priced else OFFLINE_WINDOW
     chunks = deque(answer_ids[i : i + CHUNK] for i in range(0, len(answer_ids), CHUNK))
     decompose_q, verify_q, in_flight, over_budget = deque(), deque(), {}, False
-    finished = Finished(LINGER if judge.priced else 0.0)
+    finished = Finished()
 
     def next_item():
         while not verify_q and not decompose_q and chunks:
@@ -199,19 +198,18 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
             if not in_flight:
                 break
             done = finished.take(HEARTBEAT_SECONDS)
-            if not done:
-                continue
-            verdicts = []
-            with transaction.atomic():
-                for future in done:
-                    item, est = in_flight.pop(future)
-                    outcome = future.result()  # FatalJudgeError propagates
-                    budget.settle(item, est, outcome.usage)
-                    rec.add_usage(outcome.usage)
-                    run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
-                rec.store_verdicts(verdicts)
+            if done:
+                verdicts = []
+                with transaction.atomic():
+                    for future in done:
+                        item, est = in_flight.pop(future)
+                        outcome = future.result()  # FatalJudgeError propagates
+                        budget.settle(est, outcome)
+                        rec.add_usage(outcome.usage)
+                        run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
+                    rec.store_verdicts(verdicts)
             if progress:
-                progress(run)
+                progress(run)  # as results land, and at every quiet heartbeat
     finally:
         pool.shutdown()
     return over_budget

@@ -1,5 +1,7 @@
 """Writes of the judge: create a run, execute it (resumable), retry its failures, queue it for the worker."""
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -10,6 +12,15 @@ from audit.judge.prompts import anthropic_version
 from audit.models import Audit, Dataset, JudgeRun
 
 BACKENDS = ("anthropic", "offline")
+
+
+RUN_TASK = "audit.judge.tasks.judge_run_task"
+RECOVER_TASK = "audit.judge.tasks.judge_recover_task"
+ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.BATCH_SUBMITTED)
+
+
+class WorkerLost(Exception):
+    """The worker executing a judge run stopped (killed, restarted): its task row is closed with this."""
 
 
 class JudgeRunError(ValueError):
@@ -103,3 +114,32 @@ def judge_run_enqueue(run, *, retry_failed=False):
     run.heartbeat_at = timezone.now()  # stalled again only if no worker picks it up in time
     run.save(update_fields=["status", "message", "heartbeat_at"])
     return judge_run_task.enqueue(run.pk, retry_failed)
+
+
+def judge_runs_recover():
+    """Run at worker start-up, then as a task while runs are active: every active run whose heartbeat
+    stopped goes back to the worker (its lease stops an old execution that is somehow still alive), and
+    the task rows of its dead executions, RUNNING forever otherwise, are marked failed. A run not stalled
+    yet is checked again when it would be. Returns the ids of the runs resumed."""
+    from django_tasks_db.models import DBTaskResult
+
+    from audit.judge.tasks import judge_recover_task
+
+    resumed, due = [], []
+    for run in JudgeRun.objects.filter(status__in=ACTIVE).order_by("pk"):
+        rows = DBTaskResult.objects.filter(task_path=RUN_TASK, args_kwargs__args__0=run.pk)
+        if rows.filter(status="READY").exists():
+            continue  # a worker will run it
+        if not run.is_stalled:
+            last = run.heartbeat_at or run.started_at or run.created_at
+            due.append(last + timedelta(seconds=settings.JUDGE_STALL_SECONDS + 1))
+            continue
+        for row in rows.filter(status="RUNNING"):
+            row.set_failed(
+                WorkerLost(f"the worker stopped: judge run {run.pk} had no heartbeat since {run.heartbeat_at}")
+            )
+        judge_run_enqueue(run)
+        resumed.append(run.pk)
+    if due and not DBTaskResult.objects.filter(task_path=RECOVER_TASK, status="READY").exists():
+        judge_recover_task.using(run_after=min(due)).enqueue()
+    return resumed

@@ -34,7 +34,7 @@ FLUSHED = [
 ]
 
 
-class LeaseLost(Exception):  # noqa: N818 - a signal to stop, not an error of this execution
+class LeaseLost(Exception):
     """Another execution (a resume) took the run over: this one stops without writing anything more."""
 
 

@@ -32,7 +32,11 @@ class ImportBatch(models.Model):
         QUEUED = "queued", "Queued"  # a web upload spooled to disk, waiting for the task worker
         RUNNING = "running", "Running"
 
-    dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="imports")
+    # The dataset is created with the batch; a failed import that created it removes it again (the
+    # batch stays in the history, with dataset_name).
+    dataset = models.ForeignKey(Dataset, models.SET_NULL, null=True, related_name="imports")
+    dataset_name = models.CharField(max_length=100)
+    new_dataset = models.BooleanField(default=False)  # this import created the dataset
     user = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     file_name = models.CharField(max_length=255)
@@ -58,7 +62,19 @@ class ImportBatch(models.Model):
 
     @property
     def is_active(self):
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+        return self.status in ACTIVE_IMPORT
+
+
+ACTIVE_IMPORT = (ImportBatch.Status.QUEUED, ImportBatch.Status.RUNNING)
+
+
+class VisibleAnswers(models.Manager):
+    """Answers of complete imports only: an import commits its answers in chunks while it runs (staging),
+    and they appear together when its batch is marked done. Writes of the import use `_base_manager`."""
+
+    def get_queryset(self):
+        staging = ImportBatch.objects.filter(status__in=ACTIVE_IMPORT).values("pk")
+        return super().get_queryset().exclude(import_batch__in=staging)
 
 
 class Answer(models.Model):
@@ -72,6 +88,8 @@ class Answer(models.Model):
     content_hash = models.CharField(max_length=64)
     length = models.PositiveIntegerField(default=0)  # characters of text, for the length stratum
     import_batch = models.ForeignKey(ImportBatch, models.SET_NULL, null=True, blank=True)
+
+    objects = VisibleAnswers()
 
     class Meta:
         ordering = ["dataset_id", "id"]

@@ -145,7 +145,3 @@ def population(dataset, population_filter=None):
 
 def stratum_label(keys, values):
     return " | ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True)) if keys else "all"
-
-
-def stratum_match(aliases, values):
-    return Q(**dict(zip(aliases, values, strict=True)))

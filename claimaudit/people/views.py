@@ -1,0 +1,111 @@
+"""People pages (leads only): the team, a person, creating one with a set-password link. The
+set-password page itself is public: the link's token is the credential."""
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.views.decorators.http import require_POST
+
+from audit import history
+from audit.roles import lead_required
+from claimaudit.people import selectors, services
+from claimaudit.people.forms import PersonForm, RolesForm
+
+
+@lead_required
+def people(request):
+    form = PersonForm(request.POST or None)
+    if request.method == "POST":
+        if not form.is_valid():
+            return render(request, "people/people.html", {"people": selectors.people(), "form": form}, status=400)
+        user = services.person_create(**_fields(form), by=request.user)
+        link, mailed = services.set_password_link(user, request, by=request.user)
+        return render(request, "people/link.html", {"person": user, "link": link, "mailed": mailed, "created": True})
+    return render(request, "people/people.html", {"people": selectors.people(), "form": form})
+
+
+def _fields(form):
+    d = form.cleaned_data
+    return {"username": d["username"], "email": d["email"], "role_names": d["roles"]}
+
+
+def _person_or_404(user_id):
+    try:
+        return selectors.person(user_id)
+    except get_user_model().DoesNotExist:
+        raise Http404("No such person.") from None
+
+
+@lead_required
+def person(request, user_id, *, form=None, status=200):
+    user, open_assignments, events = _person_or_404(user_id)
+    form = form or RolesForm(initial={"roles": services.short_roles(user)})
+    ctx = {"person": user, "open_assignments": open_assignments, "events": events, "form": form}
+    return render(request, "people/person.html", ctx, status=status)
+
+
+@require_POST
+@lead_required
+def person_roles(request, user_id):
+    user = _person_or_404(user_id)[0]
+    form = RolesForm(request.POST)
+    if not form.is_valid():
+        return person(request, user_id, form=form, status=400)
+    try:
+        if services.person_roles_set(user, form.cleaned_data["roles"], by=request.user):
+            messages.success(request, f"Roles of {user.username}: {', '.join(form.cleaned_data['roles']) or 'none'}.")
+    except services.Refused as e:
+        messages.error(request, str(e))
+    return redirect("person", user.pk)
+
+
+@require_POST
+@lead_required
+def person_active(request, user_id):
+    user = _person_or_404(user_id)[0]
+    try:
+        if request.POST.get("active") == "0":
+            services.person_deactivate(user, by=request.user, reason=request.POST.get("reason", "")[:500])
+            messages.success(request, f"{user.username} is deactivated; their labels stay. Reassign their open work.")
+        else:
+            services.person_reactivate(user, by=request.user)
+            messages.success(request, f"{user.username} can log in again.")
+    except services.Refused as e:
+        messages.error(request, str(e))
+    return redirect("person", user.pk)
+
+
+@require_POST
+@lead_required
+def person_link(request, user_id):
+    user = _person_or_404(user_id)[0]
+    if not user.is_active:
+        messages.error(request, f"{user.username} is deactivated: reactivate them first.")
+        return redirect("person", user.pk)
+    link, mailed = services.set_password_link(user, request, by=request.user)
+    return render(request, "people/link.html", {"person": user, "link": link, "mailed": mailed, "created": False})
+
+
+class PasswordSetView(auth_views.PasswordResetConfirmView):
+    """The one-time link: choose a password (the validators apply), then be logged in."""
+
+    template_name = "registration/password_set.html"
+    post_reset_login = True
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+    success_url = reverse_lazy("home")
+
+    def get_user(self, uidb64):
+        user = super().get_user(uidb64)
+        return user if user is not None and user.is_active else None
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        history.record(None, kind="person", action="password_set", user=form.user, person=form.user)
+        return response
+
+
+password_set = login_not_required(PasswordSetView.as_view())

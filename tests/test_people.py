@@ -1,0 +1,220 @@
+"""People management by leads: create with a one-time set-password link, roles, deactivation, the audit
+trail of every change, the read-only admin for staff leads, constant query counts."""
+
+import re
+
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.db import connection
+from django.test import Client, TestCase, override_settings
+from django.test.utils import CaptureQueriesContext
+
+from annotations.models import Assignment, Label
+from audit.models import HistoryEvent
+from tests.adjudication_helpers import build_audit
+from tests.factories import make_answer, make_audit, make_user
+
+User = get_user_model()
+STRONG = "tide-cobalt-river-42"
+
+
+def link_in(html):
+    return re.search(r'value="(http://testserver/welcome/[^"]+)"', html).group(1)
+
+
+class CreateAndFirstLoginTests(TestCase):
+    def setUp(self):
+        self.lead = make_user("lead", "lead")
+        self.client.force_login(self.lead)
+
+    def create(self, **data):
+        return self.client.post("/people/", {"username": "nina", "email": "nina@example.org", **data})
+
+    @override_settings(EMAIL_ENABLED=True)
+    def test_it_creates_a_person_whose_one_time_link_leads_to_first_login(self):
+        r = self.create(roles=["annotator"])
+        self.assertEqual(r.status_code, 200)
+        link = link_in(r.content.decode())
+        nina = User.objects.get(username="nina")
+        self.assertFalse(nina.has_usable_password())
+        self.assertEqual(set(nina.groups.values_list("name", flat=True)), {"annotators"})
+        self.assertEqual(len(mail.outbox), 1)
+        self.assertEqual(mail.outbox[0].to, ["nina@example.org"])
+        self.assertIn(link, mail.outbox[0].body)
+
+        newcomer = Client()
+        r = newcomer.get(link, follow=True)
+        self.assertContains(r, "Choose your password")
+        form_url = r.redirect_chain[-1][0]
+        r = newcomer.post(form_url, {"new_password1": "nina12", "new_password2": "nina12"})
+        self.assertContains(r, "This password is too short")
+        r = newcomer.post(form_url, {"new_password1": STRONG, "new_password2": STRONG})
+        self.assertRedirects(r, "/", fetch_redirect_response=False)
+        self.assertEqual(newcomer.get("/").context["user"].username, "nina")  # logged in
+
+        self.assertContains(Client().get(link, follow=True), "This link is not valid")  # one time only
+        r = Client().post("/login/", {"username": "nina", "password": STRONG})
+        self.assertEqual(r.status_code, 302)
+        actions = list(HistoryEvent.objects.filter(person=nina).values_list("action", "user__username"))
+        self.assertEqual(actions, [("created", "lead"), ("link_issued", "lead"), ("password_set", "nina")])
+        self.assertTrue(HistoryEvent.objects.filter(person=nina, audit__isnull=True).exists())
+        self.assertNotIn(link.split("/")[-2], str(HistoryEvent.objects.filter(person=nina).values_list("new")))
+
+    def test_it_shows_the_link_and_sends_nothing_without_mail(self):
+        r = self.create()
+        self.assertContains(r, "Mail is not configured here")
+        self.assertEqual(len(mail.outbox), 0)
+        self.assertTrue(link_in(r.content.decode()))
+
+    def test_it_refuses_bad_values_with_400_and_the_field_named(self):
+        make_user("Ann1", "annotator")
+        for data, field in (
+            ({"username": " ANN1 "}, "is taken"),
+            ({"username": "bad name!"}, "Enter a valid username"),
+            ({"email": "not-an-email"}, "Enter a valid email address"),
+            ({"roles": ["owner"]}, "Select a valid choice"),
+            ({"username": "x" * 151}, "at most 150 characters"),
+        ):
+            r = self.create(**data)
+            self.assertEqual(r.status_code, 400, data)
+            self.assertContains(r, field, status_code=400)
+        self.assertFalse(User.objects.filter(username="nina").exists())
+
+    def test_it_issues_a_new_link_that_replaces_nothing_until_used(self):
+        nina = make_user("nina", "annotator")
+        r = self.client.post(f"/people/{nina.pk}/link/")
+        self.assertContains(Client().get(link_in(r.content.decode()), follow=True), "Choose your password")
+
+    def test_it_keeps_people_pages_for_leads(self):
+        ann = make_user("ann1", "annotator")
+        self.client.force_login(ann)
+        for url in ("/people/", f"/people/{ann.pk}/"):
+            self.assertEqual(self.client.get(url).status_code, 403)
+        self.assertEqual(self.client.post(f"/people/{ann.pk}/roles/", {"roles": ["lead"]}).status_code, 403)
+        self.assertFalse(ann.groups.filter(name="audit leads").exists())
+
+
+class RolesAndDeactivationTests(TestCase):
+    def setUp(self):
+        self.lead = make_user("lead", "lead")
+        self.ann1, self.ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+        self.client.force_login(self.lead)
+
+    def test_it_gives_and_takes_roles_and_records_both(self):
+        r = self.client.post(f"/people/{self.ann1.pk}/roles/", {"roles": ["annotator", "adjudicator"]})
+        self.assertEqual(r.status_code, 302)
+        self.assertEqual(set(self.ann1.groups.values_list("name", flat=True)), {"annotators", "adjudicators"})
+        self.client.post(f"/people/{self.ann1.pk}/roles/", {"roles": ["adjudicator"]})
+        self.assertEqual(set(self.ann1.groups.values_list("name", flat=True)), {"adjudicators"})
+        events = HistoryEvent.objects.filter(person=self.ann1, action="roles").order_by("id")
+        self.assertEqual(
+            [(e.old, e.new, e.user_id) for e in events],
+            [
+                ({"roles": ["annotator"]}, {"roles": ["adjudicator", "annotator"]}, self.lead.pk),
+                ({"roles": ["adjudicator", "annotator"]}, {"roles": ["adjudicator"]}, self.lead.pk),
+            ],
+        )
+        self.assertEqual(self.client.post(f"/people/{self.ann1.pk}/roles/", {"roles": ["x"]}).status_code, 400)
+
+    def test_it_refuses_to_remove_the_last_lead(self):
+        self.client.post(f"/people/{self.lead.pk}/roles/", {"roles": ["annotator"]})
+        self.assertTrue(self.lead.groups.filter(name="audit leads").exists())
+        self.client.post(f"/people/{self.lead.pk}/active/", {"active": "0"})
+        self.lead.refresh_from_db()
+        self.assertTrue(self.lead.is_active)
+
+    def test_it_deactivates_lists_open_work_for_reassignment_and_keeps_labels(self):
+        audit = build_audit(self.ann1, self.ann2, n_answers=3, submitted=False)
+        Assignment.objects.filter(annotator=self.ann1, audit_answer__position=0).update(status="submitted")
+        Assignment.objects.filter(annotator=self.ann1, audit_answer__position=1).update(status="assigned")
+        labels = Label.objects.filter(assignment__annotator=self.ann1).count()
+        ann_client = Client()
+        ann_client.force_login(self.ann1)
+        self.assertEqual(ann_client.get("/").status_code, 200)
+
+        r = self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "0", "reason": "left the team"})
+        self.assertRedirects(r, f"/people/{self.ann1.pk}/", fetch_redirect_response=False)
+        self.ann1.refresh_from_db()
+        self.assertFalse(self.ann1.is_active)
+        self.assertEqual(ann_client.get("/").status_code, 302)  # their session ends
+        self.assertEqual(
+            Client().post("/login/", {"username": "ann1", "password": "pw-for-tests-only"}).status_code, 200
+        )
+        self.assertEqual(Label.objects.filter(assignment__annotator=self.ann1).count(), labels)
+
+        page = self.client.get(f"/people/{self.ann1.pk}/").content.decode()
+        self.assertIn("Open assignments (2)", page)
+        for a in Assignment.objects.filter(annotator=self.ann1).exclude(status="submitted"):
+            self.assertIn(f'href="/audits/{audit.pk}/assignments/#assignment-{a.pk}"', page)
+        event = HistoryEvent.objects.get(person=self.ann1, action="deactivated")
+        self.assertEqual((event.user, event.reason, event.audit), (self.lead, "left the team", None))
+
+        r = self.client.post(f"/people/{self.ann1.pk}/link/", follow=True)
+        self.assertContains(r, "reactivate them first")
+        self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "1"})
+        self.ann1.refresh_from_db()
+        self.assertTrue(self.ann1.is_active)
+
+    def test_it_refuses_a_set_password_link_of_a_deactivated_person(self):
+        r = self.client.post(f"/people/{self.ann1.pk}/link/")
+        link = link_in(r.content.decode())
+        self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "0"})
+        self.assertContains(Client().get(link, follow=True), "This link is not valid")
+
+
+class AdminTests(TestCase):
+    MODELS = ("audit/answer", "audit/claim", "audit/audit", "audit/judgerun", "annotations/label")
+
+    def setUp(self):
+        a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+        build_audit(a, b, n_answers=2)
+
+    def client_for(self, *role, staff):
+        user = make_user(f"u{User.objects.count()}", *role)
+        User.objects.filter(pk=user.pk).update(is_staff=staff)
+        c = Client()
+        c.force_login(user)
+        return c
+
+    def test_it_opens_read_only_list_views_to_staff_leads(self):
+        c = self.client_for("lead", staff=True)
+        self.assertEqual(c.get("/admin/").status_code, 200)
+        for model in self.MODELS:
+            r = c.get(f"/admin/{model}/")
+            self.assertEqual(r.status_code, 200, model)
+            self.assertNotContains(r, "/add/")
+            self.assertEqual(c.get(f"/admin/{model}/add/").status_code, 403, model)
+        self.assertContains(c.get("/admin/audit/audit/"), "2026-W48")
+
+    def test_it_refuses_the_admin_to_anyone_else(self):
+        for c in (self.client_for("lead", staff=False), self.client_for("annotator", staff=True)):
+            r = c.get("/admin/audit/answer/")
+            self.assertEqual(r.status_code, 302)
+            self.assertTrue(r["Location"].startswith("/admin/login/"))
+
+
+class QueryCountTests(TestCase):
+    def setUp(self):
+        self.lead = make_user("lead", "lead")
+        self.client.force_login(self.lead)
+
+    def count(self, url):
+        self.client.get(url)  # the session's activity stamp is written once
+        with CaptureQueriesContext(connection) as ctx:
+            self.assertEqual(self.client.get(url).status_code, 200)
+        return len(ctx.captured_queries)
+
+    def test_it_keeps_the_people_page_constant_from_small_to_large_team(self):
+        small = self.count("/people/")
+        for i in range(30):
+            make_user(f"p{i}", "annotator", "adjudicator")
+        self.assertEqual(self.count("/people/"), small)
+
+    def test_it_keeps_the_person_page_constant_with_more_open_work(self):
+        ann, other = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+        build_audit(ann, other, n_answers=1, submitted=False, name="small")
+        small = self.count(f"/people/{ann.pk}/")
+        build_audit(ann, other, n_answers=12, submitted=False, name="large")
+        make_audit([make_answer()], name="another")
+        self.assertEqual(self.count(f"/people/{ann.pk}/"), small)
+        self.assertContains(self.client.get(f"/people/{ann.pk}/"), "Open assignments (13)")
