@@ -96,6 +96,7 @@ def _token_only(view):
         return view(*args, **kwargs)
 
     wrapped.login_required = False
+    wrapped.json_errors = True  # a request refused before the view (e.g. NUL in a field) answers JSON too
     return wrapped
 
 

@@ -171,6 +171,13 @@ class AnswersPushTests(ApiCase):
         err = self.assertError(self.call("post", "/datasets/x/answers?map=nonsense", body=[]), 400)
         self.assertEqual(err["errors"][0]["field"], "map")
 
+    def test_it_answers_json_when_a_field_is_refused_before_the_endpoint(self):
+        err = self.assertError(self.call("post", "/datasets/x/answers?map=a%00b", body=[]), 400)
+        self.assertEqual(
+            err["errors"],
+            [{"field": "map", "message": "contains a NUL character, which the database cannot store"}],
+        )
+
     @override_settings(IMPORT_MAX_UPLOAD_BYTES=1000)
     def test_it_refuses_a_body_over_the_upload_limit(self):
         self.assertError(self.call("post", "/datasets/x/answers", body=[record(i) for i in range(20)]), 413)
