@@ -6,6 +6,10 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from tests.factories import make_answer, make_audit, make_user
 
 PUBLIC = {"login", "password_set"}  # the set-password link carries its own token
+# The HTTP API takes a token, never the session (so it has no CSRF to check): without one, 401 (or 405 for a
+# method it does not serve). Its OpenAPI schema (and the 404 at its root) is public; its docs page needs a login.
+API, API_PUBLIC, API_STATUS = "api/v1/", {"openapi-json", "api-root"}, (401, 405)
+API_PAGES = {"openapi-json", "api-root", "openapi-view"}  # served like pages: the session's CSRF rules apply
 
 
 def _patterns(resolver=None, prefix=""):
@@ -38,11 +42,14 @@ class EveryUrlTests(TestCase):
 
     def test_it_requires_login_on_every_url_but_login(self):
         for name, route in _patterns():
-            if name in PUBLIC:
+            if name in PUBLIC or name in API_PUBLIC:
                 continue
             url = _concrete(route)
             for method in ("get", "post"):
                 r = getattr(self.client, method)(url)
+                if route.startswith(API) and name not in API_PAGES:
+                    self.assertIn(r.status_code, API_STATUS, f"{method.upper()} {url} ({name}) without a token")
+                    continue
                 self.assertEqual(r.status_code, 302, f"{method.upper()} {url} ({name}) answered {r.status_code}")
                 self.assertTrue(r["Location"].startswith("/login/"), f"{url} redirects to {r['Location']}")
 
@@ -53,7 +60,8 @@ class EveryUrlTests(TestCase):
         for name, route in _patterns():
             url = _concrete(route)
             r = client.post(url, {"x": "1"}, headers={"HX-Request": "true"})
-            self.assertIn(r.status_code, (403, 405), f"POST {url} ({name}) without CSRF answered {r.status_code}")
+            refused = API_STATUS if route.startswith(API) and name not in API_PAGES else (403, 405)
+            self.assertIn(r.status_code, refused, f"POST {url} ({name}) without CSRF answered {r.status_code}")
 
     def test_it_sends_a_strict_csp_with_a_nonce(self):
         user = make_user("lead", "lead")
