@@ -259,6 +259,13 @@ class AuditTests(ApiCase):
         self.assertEqual(set(audit.items.values_list("answer__meta__model", flat=True)), {"m1"})
         self.assertError(self.call("post", "/audits", body=body), 400)  # the name is taken
 
+    def test_it_refuses_text_the_database_cannot_store_in_a_json_body_or_a_path(self):
+        err = self.assertError(self.call("post", "/audits", body={"dataset": "we\u0000ekly", "preview": True}), 400)
+        self.assertEqual(err["errors"][0]["field"], "payload.dataset")
+        err = self.assertError(self.call("post", "/judge-runs", body={"dataset": "\ud800", "backend": "offline"}), 400)
+        self.assertEqual(err["errors"][0]["field"], "payload.dataset")
+        self.assertError(self.call("get", "/datasets/a%00b/answers"), 400)
+
     def test_it_returns_form_errors_by_field(self):
         err = self.assertError(self.call("post", "/audits", body={"dataset": "nope", "size": 0}), 400)
         self.assertEqual({e["field"] for e in err["errors"]}, {"dataset", "size"})
