@@ -1,4 +1,4 @@
-# Two entry points: `make demo` (set up, load the demo, serve) and `make test` (the whole suite).
+# Two entry points: `make demo` (set up, load the demo, serve web + task worker) and `make test` (the whole suite).
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -8,7 +8,7 @@ PYTHON := $(shell for p in python3.12 python3.13 $$HOME/.pyenv/versions/3.12*/bi
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-sqlite test-postgres lint venv chromium postgres bench clean
+.PHONY: demo serve worker test test-sqlite test-postgres lint venv chromium postgres bench clean
 
 $(VENV)/.stamp: requirements.txt requirements-dev.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.12+ not found (tried python3.12, python3.13, pyenv)"; exit 1; }
@@ -19,10 +19,24 @@ $(VENV)/.stamp: requirements.txt requirements-dev.txt
 
 venv: $(VENV)/.stamp
 
+# Development: every process (web, worker, commands) gets the same environment, so `make worker` and
+# `manage.py db_worker` under it agree with the web server (DEBUG on, the insecure dev key, the same database).
+PORT ?= 8000
+DEV_ENV := DEBUG=true WORKER_COMMAND="make worker" PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+
+# Set up, load the demo, then serve the web app and run the task worker together (Ctrl+C stops both).
 demo: venv
-	DEBUG=true $(PY) manage.py migrate --noinput
-	DEBUG=true $(PY) manage.py load_demo
-	DEBUG=true $(PY) manage.py runserver 127.0.0.1:8000
+	$(DEV_ENV) $(PY) manage.py migrate --noinput
+	$(DEV_ENV) $(PY) manage.py load_demo
+	$(DEV_ENV) $(VENV)/bin/honcho -f Procfile.dev start -p $(PORT)
+
+# Web and worker without reloading the demo.
+serve: venv
+	$(DEV_ENV) $(VENV)/bin/honcho -f Procfile.dev start -p $(PORT)
+
+# The task worker alone (imports over IMPORT_INLINE_BYTES, judge runs, webhooks), e.g. next to a runserver.
+worker: venv
+	$(DEV_ENV) $(PY) manage.py db_worker --no-startup-delay
 
 # Debian's Chromium for the browser tests (Playwright's own browser download cannot work here).
 chromium:

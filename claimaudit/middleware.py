@@ -39,5 +39,8 @@ class SessionLimitsMiddleware:
         if now - seen_at > settings.SESSION_IDLE_TIMEOUT or now - login_at > settings.SESSION_COOKIE_AGE:
             logout(request)
             return
-        if "login_at" not in session or now - seen_at >= ACTIVITY_STEP:
+        # htmx GETs (polling progress, refreshing a fragment) are not activity: a page left open would
+        # otherwise keep its session alive for ever.
+        background = request.method == "GET" and request.headers.get("HX-Request") == "true"
+        if "login_at" not in session or (not background and now - seen_at >= ACTIVITY_STEP):
             session["login_at"], session["seen_at"] = login_at, now

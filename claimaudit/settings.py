@@ -160,12 +160,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 if envbool("FAST_PASSWORD_HASHER", False):  # tests only: hashing dominates login-heavy tests
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-# Mail (set-password links) is sent only when EMAIL_ENABLED: on in development, where the console backend
-# prints it; in production it goes through Django's SMTP backend (localhost:25 unless configured).
+# Set-password links are mailed only when EMAIL_ENABLED (on in development, where MAILERS below prints
+# mail to the console); the link is always shown to the lead who created the user.
 EMAIL_ENABLED = envbool("EMAIL_ENABLED", DEBUG)
-if DEBUG:
-    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "claim-audit@localhost")
 # Sessions end SESSION_COOKIE_AGE seconds after login, or after SESSION_IDLE_TIMEOUT seconds without a
 # request (claimaudit.middleware.SessionLimitsMiddleware).
 SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 12 * 3600)
@@ -282,3 +279,29 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
+
+# Jobs, notifications (issue 13). Pages that wait for the task worker name this command to start it.
+WORKER_COMMAND = os.environ.get("WORKER_COMMAND", "python manage.py db_worker")
+# Polling of a job page: every second while it moves, every JOB_STALLED_POLL_SECONDS while stalled.
+JOB_STALLED_POLL_SECONDS = envint("JOB_STALLED_POLL_SECONDS", 10)
+# Email: printed to the console in development; SMTP (EMAIL_HOST, EMAIL_PORT) otherwise.
+MAILERS = {
+    "default": {
+        "BACKEND": os.environ.get(
+            "EMAIL_BACKEND",
+            "django.core.mail.backends.console.EmailBackend"
+            if DEBUG
+            else "django.core.mail.backends.smtp.EmailBackend",
+        ),
+        "OPTIONS": {}
+        if DEBUG and not os.environ.get("EMAIL_HOST")
+        else {"host": os.environ.get("EMAIL_HOST", "localhost"), "port": envint("EMAIL_PORT", 25)},
+    }
+}
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "claim-audit@localhost")
+# The address pages link to in emails and webhook payloads, e.g. https://audit.example.org
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
+# Webhooks: attempts per event, and the first wait before a retry (doubled per attempt; 0 in tests).
+WEBHOOK_MAX_ATTEMPTS = envint("WEBHOOK_MAX_ATTEMPTS", 5)
+WEBHOOK_BACKOFF_SECONDS = envfloat("WEBHOOK_BACKOFF_SECONDS", 30.0)
+WEBHOOK_TIMEOUT = envfloat("WEBHOOK_TIMEOUT", 10.0)

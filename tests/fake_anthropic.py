@@ -1,7 +1,7 @@
 """A small fake of the Anthropic Messages and Message Batches APIs on 127.0.0.1, for tests and the bench.
 
 It records every request (method, path, headers, JSON body). Replies come from `handler(kind, body)`
-(kind: "decompose" or "verify", told apart by the output schema sent), or from `script`, a queue of
+(kind: "decompose", "verify" or "rubric", told apart by the output schema sent), or from `script`, a queue of
 replies used first, one per /v1/messages call. A reply is a dict (sent as the JSON text), a str (sent
 as raw text, e.g. malformed JSON) or a FakeError (an HTTP error status). Run standalone for the bench:
 `python -m tests.fake_anthropic --delay 0.2` prints its URL.
@@ -64,6 +64,10 @@ def answer_of(body):
     return body["messages"][0]["content"].removeprefix("<answer>\n").removesuffix("\n</answer>")
 
 
+def rubric_answer_of(body):
+    return body["messages"][0]["content"].split("<answer>\n", 1)[1].removesuffix("\n</answer>")
+
+
 def claim_of(body):
     return body["messages"][0]["content"].removeprefix("<claim>").removesuffix("</claim>")
 
@@ -76,6 +80,14 @@ def default_handler(kind, body):
     """Decompose: one claim per sentence. Verify: supported, quoting the claim, when a passage contains it."""
     if kind == "decompose":
         return {"claims": [s.strip() for s in re.split(r"(?<=[.!?])\s+", answer_of(body)) if s.strip()]}
+    if kind == "rubric":  # score 1 when every sentence of the answer is in a passage
+        texts = [t.lower() for _, t in passages_of(body)]
+        sentences = [s.strip().rstrip(".").lower() for s in re.split(r"(?<=[.!?])\s+", rubric_answer_of(body))]
+        missing = [s for s in sentences if s and not any(s in t for t in texts)]
+        return {
+            "score": 0 if missing else 1,
+            "reason": f"not in the passages: {missing[0]}" if missing else "all found",
+        }
     claim = claim_of(body).rstrip(".")
     for pid, text in passages_of(body):
         i = text.lower().find(claim.lower())
@@ -232,8 +244,8 @@ class FakeAnthropic:
 
 
 def kind_of(body):
-    schema = body.get("output_config", {}).get("format", {}).get("schema", {})
-    return "decompose" if "claims" in schema.get("properties", {}) else "verify"
+    properties = body.get("output_config", {}).get("format", {}).get("schema", {}).get("properties", {})
+    return "decompose" if "claims" in properties else "rubric" if "score" in properties else "verify"
 
 
 class _Server(ThreadingHTTPServer):

@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -201,3 +202,16 @@ class HomeTests(TestCase):
         r = self.client.get("/")
         self.assertNotContains(r, "secret-audit")
         self.assertNotContains(r, "Judge runs")
+
+
+def test_it_has_a_migration_for_every_model_change(tmp_path):
+    # In a process of its own: the test run disables migrations (--nomigrations), so it cannot see them.
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'm.sqlite3'}"}
+    r = subprocess.run(
+        [sys.executable, "manage.py", "makemigrations", "--check", "--dry-run"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert r.returncode == 0 and "No changes detected" in r.stdout, r.stdout + r.stderr

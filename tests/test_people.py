@@ -3,8 +3,10 @@ trail of every change, the read-only admin for staff leads, constant query count
 
 import re
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
+from django.core.mail.backends.base import BaseEmailBackend
 from django.db import connection
 from django.test import Client, TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
@@ -16,6 +18,11 @@ from tests.factories import make_answer, make_audit, make_user
 
 User = get_user_model()
 STRONG = "tide-cobalt-river-42"
+
+
+class RefusingMailer(BaseEmailBackend):
+    def send_messages(self, messages):
+        raise ConnectionRefusedError("no mail server")
 
 
 def link_in(html):
@@ -62,8 +69,14 @@ class CreateAndFirstLoginTests(TestCase):
 
     def test_it_shows_the_link_and_sends_nothing_without_mail(self):
         r = self.create()
-        self.assertContains(r, "Mail is not configured here")
+        self.assertContains(r, "Nothing was mailed")
         self.assertEqual(len(mail.outbox), 0)
+        self.assertTrue(link_in(r.content.decode()))
+
+    @override_settings(EMAIL_ENABLED=True, MAILERS={"default": {"BACKEND": "tests.test_people.RefusingMailer"}})
+    def test_it_still_shows_the_link_when_mail_fails(self):
+        r = self.create()
+        self.assertContains(r, "Nothing was mailed")
         self.assertTrue(link_in(r.content.decode()))
 
     def test_it_refuses_bad_values_with_400_and_the_field_named(self):
@@ -155,6 +168,14 @@ class RolesAndDeactivationTests(TestCase):
         self.ann1.refresh_from_db()
         self.assertTrue(self.ann1.is_active)
 
+    def test_it_refuses_a_bad_reason_with_400_and_the_field_named(self):
+        r = self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "0", "reason": "x" * 501})
+        self.assertContains(r, "Reason: Ensure this value has at most 500 characters", status_code=400)
+        r = self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "0", "reason": "nul\x00byte"})
+        self.assertEqual(r.status_code, 400)
+        self.ann1.refresh_from_db()
+        self.assertTrue(self.ann1.is_active)
+
     def test_it_refuses_a_set_password_link_of_a_deactivated_person(self):
         r = self.client.post(f"/people/{self.ann1.pk}/link/")
         link = link_in(r.content.decode())
@@ -218,3 +239,30 @@ class QueryCountTests(TestCase):
         make_audit([make_answer()], name="another")
         self.assertEqual(self.count(f"/people/{ann.pk}/"), small)
         self.assertContains(self.client.get(f"/people/{ann.pk}/"), "Open assignments (13)")
+
+
+@pytest.mark.browser
+def test_it_takes_a_new_person_from_the_lead_page_to_first_login_in_chromium(
+    live_server, browser, page, login, transactional_db
+):
+    lead = make_user("lead", "lead")
+    login(page, lead)
+    page.goto(f"{live_server.url}/people/")
+    page.fill("input[name=username]", "nina")
+    page.check("input[name=roles][value=annotator]")
+    page.click("text=Create and get the link")
+    link = page.input_value("input.set-password-link")
+    assert link.startswith(f"{live_server.url}/welcome/")
+
+    newcomer = browser.new_context().new_page()
+    newcomer.goto(link)
+    newcomer.wait_for_selector("text=Choose your password")
+    newcomer.fill("input[name=new_password1]", STRONG)
+    newcomer.fill("input[name=new_password2]", STRONG)
+    newcomer.click("text=Set password and log in")
+    newcomer.wait_for_url(f"{live_server.url}/")
+    assert newcomer.locator(".topbar").inner_text().count("nina") == 1
+    newcomer.goto(link)  # the link worked once
+    assert newcomer.locator("text=This link is not valid").is_visible()
+    newcomer.context.close()
+    assert page.js_errors == []

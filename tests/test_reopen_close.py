@@ -161,3 +161,59 @@ class ReopenCloseTests(TestCase):
         self.assertIn("Closing needs every assignment submitted (1 unfinished or reopened)", page)
         self.assertIn("Close audit</button>", page)
         self.assertIn('<button type="submit" disabled>Close audit', page)
+
+
+class ReopenEverythingTests(TestCase):
+    """The probe's scale: all 32 assignments of a 16-answer audit reopened and relabelled through the web."""
+
+    def test_it_leaves_no_gold_disagreeing_with_the_labels_and_no_empty_export_row(self):
+        ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+        adj, lead = make_user("adj", "adjudicator"), make_user("lead", "lead")
+        audit = build_audit(ann1, ann2, n_answers=16, evidence_slots="AB")
+        submit_all(audit)
+        c = self.client
+        c.force_login(lead)
+        for a in Assignment.objects.filter(audit_answer__audit=audit):
+            c.post(f"/label/{a.id}/reopen/", {"reason": "guidelines changed", "next": "/"})
+        self.assertEqual(Assignment.objects.filter(audit_answer__audit=audit, status="submitted").count(), 0)
+        self.assertEqual(GoldLabel.objects.filter(audit=audit, source="agreed").count(), 0)
+        self.assertFalse(GoldLabel.objects.filter(audit=audit).exists())  # no adjudication yet: nothing left
+        cycle = ["supported", "unsupported", "contradicted"]
+        for user in (ann1, ann2):
+            c.force_login(user)
+            for a in Assignment.objects.filter(annotator=user, audit_answer__audit=audit).select_related(
+                "audit_answer"
+            ):
+                for claim in Claim.objects.filter(answer_id=a.audit_answer.answer_id):
+                    # A changes every third claim, B every second: a mix of new agreements and disputes.
+                    k = claim.id % (3 if a.slot == "A" else 2)
+                    c.post(f"/label/{a.id}/claim/{claim.id}/", {"verdict": cycle[k], "note": "relabelled"})
+                r = c.post(f"/label/{a.id}/submit/", headers={"HX-Request": "true"})
+                self.assertEqual(r.status_code, 200, r.content[:300])
+        labels = {}
+        for lb in Label.objects.filter(assignment__audit_answer__audit=audit).select_related("assignment"):
+            labels.setdefault(lb.claim_id, {})[lb.assignment.slot] = lb.verdict
+        gold = {g.claim_id: g for g in GoldLabel.objects.filter(audit=audit)}
+        disputed = [cid for cid, v in labels.items() if v["A"] != v["B"]]
+        self.assertTrue(disputed and len(disputed) < len(labels))
+        for cid, v in labels.items():  # agreed gold exactly where the current labels agree
+            self.assertEqual(cid in gold, v["A"] == v["B"], cid)
+            if cid in gold:
+                self.assertEqual(gold[cid].verdict, v["A"])
+        c.force_login(adj)
+        for cid in disputed:
+            claim = Claim.objects.get(pk=cid)
+            item = AuditAnswer.objects.get(audit=audit, answer_id=claim.answer_id)
+            c.post(
+                f"/adjudicate/{audit.id}/answers/{item.id}/claims/{cid}/",
+                {"verdict": labels[cid]["A"], "evidence": "none", "version": "0", "reason": "A is right"},
+                headers={"HX-Request": "true"},
+            )
+        c.force_login(lead)
+        c.post(f"/adjudicate/{audit.id}/close/", {"next": "/audits/"})
+        self.assertEqual(Audit.objects.get(pk=audit.pk).status, "closed")
+        rows = list(csv.DictReader(io.StringIO(c.get(f"/adjudicate/export/{audit.id}/?format=csv").content.decode())))
+        self.assertEqual(len(rows), 48)
+        for row in rows:
+            v = labels[int(row["claim_id"])]
+            self.assertEqual((row["annotator_a_verdict"], row["annotator_b_verdict"]), (v["A"], v["B"]))

@@ -39,6 +39,15 @@ class CacheAndCookieTests(TestCase):
         self.assertTrue(r.cookies["sessionid"]["httponly"])
         self.assertEqual(r.cookies["sessionid"]["max-age"], 12 * 3600)
 
+    def test_it_has_no_script_that_reads_cookies(self):
+        # The CSRF cookie is HttpOnly: scripts take the token from hx-headers on <body> instead.
+        scripts = sorted((ROOT / "static").glob("*.js"))
+        self.assertTrue(scripts)
+        for js in scripts:
+            self.assertNotIn("document.cookie", js.read_text(), js.name)
+        self.client.force_login(self.user)
+        self.assertIn('hx-headers=\'{"x-csrftoken": "', self.client.get("/").content.decode())
+
 
 class SessionLimitTests(TestCase):
     def setUp(self):
@@ -59,6 +68,12 @@ class SessionLimitTests(TestCase):
         self.assertGreaterEqual(self.client.session["seen_at"], int(time.time()) - 5)  # activity refreshed
         self.age(seen_at=2 * 3600 - 30)
         self.assertEqual(self.client.get("/").status_code, 200)
+
+    def test_it_does_not_count_htmx_polling_as_activity(self):
+        self.age(seen_at=2 * 3600 - 30)
+        self.assertEqual(self.client.get("/", headers={"HX-Request": "true"}).status_code, 200)
+        self.age(seen_at=31)
+        self.assertEqual(self.client.get("/").status_code, 302)  # idle: only polling since
 
     def test_it_logs_out_after_the_idle_timeout(self):
         self.age(seen_at=2 * 3600 + 1)

@@ -65,6 +65,9 @@ ANSWER_COLUMNS = [
     ("weight", F),
     ("inclusion_probability", F),
     ("gold_pass", B),
+    ("gold_pass_strict", B),  # the same verdicts under both policies (audit.policy); gold_pass follows the audit's
+    ("gold_pass_lenient", B),
+    ("policy", S),
     ("claims", INT),
     ("supported", INT),
     ("contradicted", INT),
@@ -191,7 +194,9 @@ def answer_rows(audit, *, names=False):
         no_gold, bad = n_claims - len(verdicts), counts["unsupported"] + counts["contradicted"]
         scored = sum(counts[v] for v in SCORED)
         # Undecided while a claim still lacks gold and none is bad yet; no scored claim at all passes.
-        gold_pass = False if bad else (None if no_gold else True)
+        strict = False if bad else (None if no_gold else True)
+        lenient = False if counts["contradicted"] else (None if no_gold else True)
+        gold_pass = lenient if audit.policy == "lenient" else strict
         omission = any(people.get((it["id"], s), {}).get("omission") for s in "AB")
         out.append(
             [
@@ -202,6 +207,9 @@ def answer_rows(audit, *, names=False):
                 it["weight"],
                 it["inclusion_probability"],
                 gold_pass,
+                strict,
+                lenient,
+                audit.policy,
                 n_claims,
                 counts["supported"],
                 counts["contradicted"],

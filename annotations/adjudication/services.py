@@ -11,6 +11,7 @@ from django.utils import timezone
 from annotations.models import Assignment, GoldLabel, Label
 from audit import history, roles
 from audit.models import AuditAnswer, AuditStatus, Claim, HistoryEvent, Passage, Verdict
+from audit.notify.events import notify_disputes_ready
 
 NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)
 REASON_MAX = 4000
@@ -250,6 +251,9 @@ def _advance_audit(audit):
             new={"status": AuditStatus.ADJUDICATION},
             reason="Every assignment is submitted.",
         )
+        from annotations.adjudication.selectors import audit_gold_progress
+
+        notify_disputes_ready(audit, audit_gold_progress(audit)["missing"])  # email adjudicators, webhook
 
 
 def check_may_adjudicate(user, audit_answer, annotator_ids):

@@ -8,6 +8,7 @@ from annotations.assignments import pairing
 from annotations.models import Assignment
 from audit import history, roles
 from audit.models import Audit, AuditStatus
+from audit.notify.events import notify_audit_assigned
 from audit.sampling.selectors import items_without_claims
 
 
@@ -60,6 +61,7 @@ def audit_assign(audit, annotators, user=None):
         old={"status": AuditStatus.DRAFT},
         new={"status": AuditStatus.LABELLING},
     )
+    notify_audit_assigned(audit, annotators, user)  # email the annotators, the audit's webhook
     return audit
 
 

@@ -4,6 +4,7 @@ The result is a JSON-safe dict (NaN -> None) that both the page and the JSON dow
 import numpy as np
 import pandas as pd
 
+from annotations.lab.policy import policy_headlines
 from annotations.report import selectors
 from annotations.report.stats_agreement import (
     agreement,
@@ -137,6 +138,7 @@ def judge_vs_gold(cl, answers, f, versions, version, seed, resamples):
         "without_verdict": int((g["judge"] == "none").sum()),
         "awaiting_gold": int((cl["judge"].notna() & cl["gold"].isna()).sum()),
         "guard_failed": int((guard == False).sum()),  # noqa: E712  (None: no evidence needed)
+        "numeric_flagged": int((f["judge"]["numeric_passed"] == False).sum()),  # noqa: E712  (None: not applicable)
         "claims": agreement(
             s["answer_id"].tolist(), s["judge"].tolist(), s["gold"].tolist(), VERDICTS, seed=seed, resamples=resamples
         ),
@@ -230,6 +232,7 @@ def build_report(audit, judge_version_id=None, *, resamples=1000):
             "claims_labelled_twice": int((cl["A"].notna() & cl["B"].notna()).sum()),
         },
         "faithfulness": faithfulness(answers[answers["complete"]], seed=seed),
+        "policies": policy_headlines(answers[answers["complete"]], audit.policy),
         "agreement": annotator_agreement(cl, seed, resamples),
         "judge": judge_vs_gold(cl, answers, f, versions, version, seed, resamples),
         "trend": trend(audit),

@@ -52,7 +52,7 @@ def audit_frames(audit, judge_version_id):
     judge = (
         _frame(
             JudgeVerdict.objects.filter(judge_version_id=judge_version_id, claim__answer__audit_items__audit=audit),
-            ["claim_id", "verdict", "raw_verdict", "guard_passed"],
+            ["claim_id", "verdict", "raw_verdict", "guard_passed", "numeric_passed"],
         )
         if judge_version_id
         else None

@@ -147,8 +147,9 @@ def _remove_dataset(batch):
         batch.dataset = None
 
 
-def import_run(batch_id):
+def import_run(batch_id, check=None):
     """Run a queued background import (the task worker calls this); returns the batch, None if it is gone.
+    check(spool_name), when given, runs at each progress report: the import's safe point to be stopped.
 
     Progress goes to the spool's progress file (see spool.py); the spooled file is removed at the end,
     whatever the outcome.
@@ -162,9 +163,15 @@ def import_run(batch_id):
     name = batch.spool_path
     try:
         with spool_open(name) as f:
-            return import_fill(f, batch, progress=lambda done, records: progress_write(name, done, records))
+            return import_fill(f, batch, progress=lambda done, records: _progress(name, done, records, check))
     except (OSError, SpoolError) as e:
         error = RecordError(0, "file", f"the uploaded file could not be read back from the spool: {e}")
         return import_failed(batch, [error])
     finally:
         spool_remove(name)
+
+
+def _progress(name, done, records, check):
+    progress_write(name, done, records)
+    if check:
+        check(name)

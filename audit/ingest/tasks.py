@@ -2,10 +2,10 @@
 
 from django.tasks import task
 
-from audit.ingest.run import import_run
-
 
 @task()
 def import_task(batch_id):
-    batch = import_run(batch_id)
+    from audit.jobs.imports import import_run_cancellable
+
+    batch = import_run_cancellable(batch_id)
     return {"batch": batch_id, "status": batch.status if batch else "gone"}

@@ -17,7 +17,7 @@ import anthropic
 import httpx2
 from django.conf import settings
 
-from audit.judge import prompts
+from audit.judge import prompts, rubric
 from audit.judge.outcome import FatalJudgeError, Outcome
 
 FATAL = (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthropic.NotFoundError)
@@ -26,7 +26,7 @@ NEVER_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout)
 # The slowest output the SDK plans for (it refuses non-streaming calls that could take longer than 10
 # minutes at this rate): 128,000 tokens an hour.
 SLOWEST_TOKENS_PER_SECOND = 128_000 / 3600
-PARSERS = {"decompose": prompts.parse_decompose, "verify": prompts.parse_verify}
+PARSERS = {"decompose": prompts.parse_decompose, "verify": prompts.parse_verify, "rubric": rubric.parse_rubric}
 
 
 _clients = {}
@@ -138,6 +138,10 @@ class LLMJudge:
 
     def verify_params(self, context, claim_text):
         return prompts.verify_params(self.spec, context, claim_text)
+
+    def rubric_params(self, question, passages, answer_text):
+        """The answer-level rubric call (audit.judge.rubric): one per answer."""
+        return rubric.rubric_params(self.spec, question, passages, answer_text)
 
     def call(self, stage, params):
         timeout = call_timeout(params["max_tokens"])

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from audit.judge.offline import OfflineJudge
 from audit.judge.outcome import FatalJudgeError
+from audit.judge.rubric import OfflineRubricJudge
 from audit.judge.store import AnswerState, LeaseLost, Recorder, load_states, scope_answer_ids
 from audit.models import JudgeRun
 
@@ -106,11 +107,7 @@ class Budget:
     def estimate(self, item):
         if self.run.backend != "anthropic":
             return 0, 0.0
-        tokens_in = len(json.dumps(item.params).encode()) + OVERHEAD_TOKENS
-        tokens_out = item.params["max_tokens"]
-        prices = self.rec.prices or {"input": 0, "output": 0, "cache_write": 0}
-        usd = (tokens_in * max(prices["input"], prices["cache_write"]) + tokens_out * prices["output"]) / 1e6
-        return tokens_in + tokens_out, usd * self.rec.discount
+        return call_worst_case(item.params, self.rec.prices, self.rec.discount)
 
     def allows(self, est):
         tokens, usd = est
@@ -128,9 +125,18 @@ class Budget:
             self.reserve(est, -1)
 
 
+def call_worst_case(params, prices, discount=1.0):
+    """(tokens, dollars) one call could cost at most: the Budget's reservation, and the lab's worst case."""
+    prices = prices or {"input": 0, "output": 0, "cache_write": 0}
+    tokens_in = len(json.dumps(params).encode()) + OVERHEAD_TOKENS
+    tokens_out = params["max_tokens"]
+    usd = (tokens_in * max(prices["input"], prices["cache_write"]) + tokens_out * prices["output"]) / 1e6
+    return tokens_in + tokens_out, usd * discount
+
+
 def make_judge(run):
     if run.backend == "offline":
-        return OfflineJudge()
+        return OfflineRubricJudge() if run.judge_version.level == "answer" else OfflineJudge()
     from audit.judge.llm import LLMJudge  # the SDK is loaded only when the LLM backend is used
 
     return LLMJudge(run.judge_version.spec)
@@ -217,14 +223,17 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
 
 def execute(run, *, progress=None, retry_failed=False):
     from audit.judge.batch import BATCH_DISCOUNT, run_batches
+    from audit.judge.rubric_run import run_rubric  # answer-level definitions: one rubric call per answer
 
-    batch = run.use_batch and run.backend == "anthropic"
+    answer_level = run.judge_version.level == "answer"
+    batch = run.use_batch and run.backend == "anthropic" and not answer_level
     rec = Recorder(run, discount=BATCH_DISCOUNT if batch else 1.0)
-    rec.take_lease()
-    run.status, run.message, run.finished_at = JudgeRun.Status.RUNNING, "", None
-    run.started_at = run.started_at or timezone.now()
     try:
-        return _execute(run, rec, run_batches if batch else run_sync, progress, retry_failed)
+        rec.take_lease()  # a cancel (audit/jobs) takes the lease away: the run stops at its next heartbeat
+        run.status, run.message, run.finished_at = JudgeRun.Status.RUNNING, "", None
+        run.started_at = run.started_at or timezone.now()
+        runner = run_rubric if answer_level else run_batches if batch else run_sync
+        return _execute(run, rec, runner, progress, retry_failed)
     except LeaseLost as exc:
         run.message = f"Stopped: {exc}."  # not saved: the row belongs to the execution that took it over
         return run

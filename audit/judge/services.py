@@ -9,7 +9,7 @@ from django.utils import timezone
 from audit.judge import runner
 from audit.judge.offline import offline_version
 from audit.judge.prompts import anthropic_version
-from audit.models import Audit, Dataset, JudgeRun
+from audit.models import Audit, Dataset, JudgeRun, JudgeVersion
 
 BACKENDS = ("anthropic", "offline")
 
@@ -37,6 +37,7 @@ def judge_run_create(
     use_batch=False,
     budget_usd=None,
     budget_tokens=None,
+    version=None,
 ):
     """A queued run over a dataset, an audit's sample, or explicit answers (exactly one of them).
     dataset and audit may be given as objects or by name; answers as objects or ids."""
@@ -44,8 +45,6 @@ def judge_run_create(
         raise JudgeRunError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if sum(x is not None for x in (dataset, audit, answers)) != 1:
         raise JudgeRunError("give exactly one of dataset, audit or answers")
-    if backend == "anthropic" and not settings.ANTHROPIC_API_KEY:
-        raise JudgeRunError("ANTHROPIC_API_KEY is not set: set it, or use the offline backend")
     for name, value in (("budget_usd", budget_usd), ("budget_tokens", budget_tokens)):
         if value is not None and value <= 0:
             raise JudgeRunError(f"{name} must be positive, got {value}")
@@ -53,7 +52,11 @@ def judge_run_create(
         dataset = _by_name(Dataset, dataset)
     if isinstance(audit, str):
         audit = _by_name(Audit, audit)
-    version = anthropic_version() if backend == "anthropic" else offline_version()
+    if version is not None:  # a chosen judge version (audit.judge.definitions) decides the backend
+        backend = "offline" if version.kind == JudgeVersion.Kind.OFFLINE else "anthropic"
+    if backend == "anthropic" and not settings.ANTHROPIC_API_KEY:
+        raise JudgeRunError("ANTHROPIC_API_KEY is not set: set it, or use the offline backend")
+    version = version or (anthropic_version() if backend == "anthropic" else offline_version())
     answer_ids = [getattr(a, "pk", a) for a in answers] if answers is not None else []
     return JudgeRun.objects.create(
         judge_version=version,
@@ -83,6 +86,7 @@ def _count(dataset, audit):
 def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     """Run (or resume) a run to the end, the budget, or a fatal error. Safe to call again at any point:
     stored claims and verdicts are never asked for twice. progress(run) is called as work lands."""
+    from audit.jobs.events import judge_run_ended_send
     from audit.sampling.judgements import judgements_sync
 
     run = JudgeRun.objects.select_related("judge_version").get(pk=run_id)
@@ -91,6 +95,7 @@ def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     # first audit preview after a large run does not pay for deriving them inside a web request.
     with transaction.atomic():
         judgements_sync(run.judge_version_id)
+    judge_run_ended_send(run)  # signal and notifications (audit/jobs/events.py)
     return run
 
 
@@ -110,7 +115,7 @@ def judge_run_enqueue(run, *, retry_failed=False):
     from audit.judge.tasks import judge_run_task
 
     run.status = JudgeRun.Status.QUEUED
-    run.message = "Waiting for the task worker (manage.py db_worker)."
+    run.message = f"Waiting for the task worker ({settings.WORKER_COMMAND})."
     run.heartbeat_at = timezone.now()  # stalled again only if no worker picks it up in time
     run.save(update_fields=["status", "message", "heartbeat_at"])
     return judge_run_task.enqueue(run.pk, retry_failed)

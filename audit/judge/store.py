@@ -11,6 +11,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from audit.judge.guard import evidence_guard
+from audit.judge.numeric import numeric_guard
 from audit.models import Answer, Claim, ClaimOrigin, JudgeFailure, JudgeRun, JudgeVerdict, Passage
 from audit.spans import locate
 
@@ -171,9 +172,11 @@ class Recorder:
     def store_verdicts(self, items):
         """items: [(state, claim_id, data)] with data as the verify schema. Applies the evidence guard."""
         rows = []
+        texts = dict(Claim.objects.filter(id__in=[c for _, c, _ in items]).values_list("id", "text"))
         for st, claim_id, data in items:
             passage = st.passage_text(data["passage_id"]) if data["passage_id"] else None
             scored, passed = evidence_guard(data["verdict"], data["evidence"], passage)
+            numeric = numeric_guard(scored, texts.get(claim_id, ""), data["evidence"])
             rows.append(
                 JudgeVerdict(
                     claim_id=claim_id,
@@ -185,6 +188,7 @@ class Recorder:
                     passage_external_id=data["passage_id"],
                     reason=data["reason"][:2000],
                     guard_passed=passed,
+                    numeric_passed=numeric,
                 )
             )
             self.resolve(st, "verify", claim_id)
@@ -215,7 +219,9 @@ class Recorder:
         """This execution now owns the run; an older one still alive stops at its next heartbeat."""
         r = self.run
         r.lease, r.heartbeat_at = uuid.uuid4().hex, timezone.now()
-        JudgeRun.objects.filter(pk=r.pk).update(lease=r.lease, heartbeat_at=r.heartbeat_at)
+        live = JudgeRun.objects.filter(pk=r.pk).exclude(status=JudgeRun.Status.CANCELLED)
+        if not live.update(lease=r.lease, heartbeat_at=r.heartbeat_at):  # cancelled while queued: never starts
+            raise LeaseLost(f"judge run {r.pk} was cancelled")
 
     def flush(self, force=False):
         """Counters and the heartbeat, written only while this execution holds the lease (one UPDATE

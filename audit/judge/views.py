@@ -31,9 +31,8 @@ def runs(request):
 def run_detail(request, run_id):
     run = _run_or_404(run_id)
     ctx = {"run": run, "failures": selectors.run_failures(run), "form": ResumeForm()}
-    if request.htmx:  # a stalled run waits for the lead: polling would wipe the resume form as they type
-        polling = run.is_active and not run.is_stalled
-        return render(request, "judge/run.html#progress", ctx, status=200 if polling else HTMX_STOP_POLLING)
+    if request.htmx:  # polled while active, slower when stalled (the resume form is hx-preserve'd meanwhile)
+        return render(request, "judge/run.html#progress", ctx, status=200 if run.is_active else HTMX_STOP_POLLING)
     return render(request, "judge/run.html", ctx)
 
 

@@ -31,6 +31,7 @@ class ImportBatch(models.Model):
         FAILED = "failed", "Failed"
         QUEUED = "queued", "Queued"  # a web upload spooled to disk, waiting for the task worker
         RUNNING = "running", "Running"
+        CANCELLED = "cancelled", "Cancelled"  # by a lead, while queued or running: nothing was written
 
     # The dataset is created with the batch; a failed import that created it removes it again (the
     # batch stays in the history, with dataset_name).

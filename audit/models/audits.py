@@ -9,6 +9,14 @@ class AuditStatus(models.TextChoices):
     CLOSED = "closed", "Closed"
 
 
+class Policy(models.TextChoices):
+    """Which claim verdicts fail an answer (audit.policy): strict for regulated answers, lenient for a
+    general assistant. Both are computed from the same verdicts; the audit's choice is its headline."""
+
+    STRICT = "strict", "Strict: unsupported or contradicted fails"
+    LENIENT = "lenient", "Lenient: only contradicted fails"
+
+
 class Audit(models.Model):
     class Allocation(models.TextChoices):
         PROPORTIONAL = "proportional", "Proportional"
@@ -30,9 +38,13 @@ class Audit(models.Model):
     # Per-stratum design table: [{"stratum", "population", "sample"}].
     design = models.JSONField(default=list, blank=True)
     evidence_required = models.BooleanField(default=True)
+    policy = models.CharField(max_length=7, choices=Policy.choices, default=Policy.STRICT)
     is_demo = models.BooleanField(default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Optional: events of this audit are POSTed here as JSON, signed with HMAC-SHA256 of webhook_secret.
+    webhook_url = models.URLField(max_length=500, blank=True)
+    webhook_secret = models.CharField(max_length=64, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -3,6 +3,7 @@ from django.db import models
 from django.utils import timezone
 
 from audit.models.answers import Verdict
+from audit.models.definitions import JudgeLevel
 
 
 class JudgeVersion(models.Model):
@@ -20,6 +21,13 @@ class JudgeVersion(models.Model):
     model = models.CharField(max_length=100, blank=True)
     effort = models.CharField(max_length=20, blank=True)
     spec = models.JSONField(default=dict, blank=True)  # prompts and schemas as sent
+    # Editable definitions (audit.judge.definitions): the level says which runner judges with it, the
+    # definition and previous version trace every wording change.
+    level = models.CharField(max_length=6, choices=JudgeLevel.choices, default=JudgeLevel.CLAIM)
+    definition = models.ForeignKey(
+        "audit.JudgeDefinition", models.PROTECT, null=True, blank=True, related_name="versions"
+    )
+    previous = models.ForeignKey("self", models.PROTECT, null=True, blank=True, related_name="next_versions")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -46,6 +54,9 @@ class JudgeVerdict(models.Model):
     passage_external_id = models.CharField(max_length=200, blank=True)
     reason = models.TextField(blank=True)
     guard_passed = models.BooleanField(null=True)  # None: no evidence needed
+    # The numeric guard (audit.judge.numeric): False flags a supported verdict whose evidence lacks one of
+    # the claim's numbers, dates or quantities; None when it does not apply. A flag for humans, not a rescore.
+    numeric_passed = models.BooleanField(null=True)
     run = models.ForeignKey("audit.JudgeRun", models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -63,6 +74,7 @@ class JudgeRun(models.Model):
         DONE = "done", "Done"
         BUDGET = "budget", "Stopped: budget reached"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
 
     judge_version = models.ForeignKey(JudgeVersion, models.PROTECT, related_name="runs")
     backend = models.CharField(max_length=10, choices=JudgeVersion.Kind.choices)
@@ -120,6 +132,7 @@ class JudgeFailure(models.Model):
     class Stage(models.TextChoices):
         DECOMPOSE = "decompose", "Decompose"
         VERIFY = "verify", "Verify"
+        RUBRIC = "rubric", "Answer-level rubric"
 
     run = models.ForeignKey(JudgeRun, models.CASCADE, related_name="failures")
     answer = models.ForeignKey("audit.Answer", models.CASCADE)

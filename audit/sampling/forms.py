@@ -1,6 +1,6 @@
 from django import forms
 
-from audit.models import Audit, Dataset, JudgeVersion
+from audit.models import Audit, Dataset, JudgeVersion, Policy
 from audit.sampling import population as pop
 from audit.sampling.allocation import DEFAULT_FAIL_RATE
 from audit.sampling.services import SEED_MAX
@@ -53,6 +53,15 @@ class AuditForm(forms.Form):
     )
     min_per_stratum = forms.IntegerField(min_value=0, max_value=5000, initial=0)
     seed = forms.IntegerField(required=False, min_value=0, max_value=SEED_MAX, help_text="Empty: a random seed.")
+    policy = forms.ChoiceField(
+        choices=Policy.choices,
+        initial=Policy.STRICT,
+        required=False,
+        help_text="Default strict; the report shows both.",
+    )
+
+    def clean_policy(self):
+        return self.cleaned_data["policy"] or Policy.STRICT
 
     def clean_strata(self):
         try:

@@ -79,6 +79,7 @@ def audit_create(
     user=None,
     is_demo=False,
     evidence_required=True,
+    policy="strict",
 ):
     """Draw the sample and save the audit (status draft). The AuditAnswer rows are the frozen snapshot."""
     if Audit.objects.filter(name=name).exists():
@@ -110,6 +111,7 @@ def audit_create(
         is_demo=is_demo,
         created_by=user,
         evidence_required=evidence_required,
+        policy=policy,
     )
     rows = {r["stratum"]: r for r in p["design"]}
     sampled = sorted((k, pk, label) for label, items in picked.items() for k, pk in items)

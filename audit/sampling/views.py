@@ -30,6 +30,7 @@ def audit_new(request):
                 audit = services.audit_create(
                     name=form.cleaned_data["name"],
                     seed=form.cleaned_data["seed"],
+                    policy=form.cleaned_data["policy"],
                     user=request.user,
                     **form.service_kwargs(),
                 )

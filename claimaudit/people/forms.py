@@ -24,3 +24,7 @@ class PersonForm(RolesForm):
         if get_user_model().objects.filter(username__iexact=name).exists():
             raise forms.ValidationError(f"{name} is taken (names differing only in case count as the same).")
         return name
+
+
+class DeactivateForm(forms.Form):
+    reason = forms.CharField(max_length=500, required=False)

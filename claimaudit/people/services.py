@@ -1,6 +1,9 @@
 """Writes on the team: create a person, give and take roles, deactivate and reactivate, issue a
 one-time set-password link. Every change leaves a HistoryEvent of kind "person" (no audit)."""
 
+import logging
+from smtplib import SMTPException
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -14,6 +17,7 @@ from django.utils.http import urlsafe_base64_encode
 from annotations.models import Assignment
 from audit import history, roles
 
+logger = logging.getLogger(__name__)
 SHORT_OF = {name: short for short, name in roles.BY_SHORT_NAME.items()}
 
 
@@ -93,12 +97,16 @@ def set_password_link(user, request, *, by):
     link = request.build_absolute_uri(reverse("password_set", args=[uid, default_token_generator.make_token(user)]))
     mailed = bool(settings.EMAIL_ENABLED and user.email)
     if mailed:
-        send_mail(
-            "Your Claim Audit account",
-            f"Hello {user.username},\n\n{by.username} created or reset your Claim Audit account. Choose your "
-            f"password here (the link works once):\n\n{link}\n",
-            None,
-            [user.email],
-        )
+        try:
+            send_mail(
+                "Your Claim Audit account",
+                f"Hello {user.username},\n\n{by.username} created or reset your Claim Audit account. Choose your "
+                f"password here (the link works once):\n\n{link}\n",
+                None,
+                [user.email],
+            )
+        except (OSError, SMTPException):  # the lead still has the link on the page
+            logger.warning("could not mail the set-password link to %s", user.email, exc_info=True)
+            mailed = False
     _record("link_issued", by=by, person=user, new={"mailed": mailed})
     return link, mailed

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from audit import history
 from audit.roles import lead_required
 from claimaudit.people import selectors, services
-from claimaudit.people.forms import PersonForm, RolesForm
+from claimaudit.people.forms import DeactivateForm, PersonForm, RolesForm
 
 
 @lead_required
@@ -67,9 +67,13 @@ def person_roles(request, user_id):
 @lead_required
 def person_active(request, user_id):
     user = _person_or_404(user_id)[0]
+    form = DeactivateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Reason: " + " ".join(form.errors["reason"]))
+        return person(request, user_id, status=400)
     try:
         if request.POST.get("active") == "0":
-            services.person_deactivate(user, by=request.user, reason=request.POST.get("reason", "")[:500])
+            services.person_deactivate(user, by=request.user, reason=form.cleaned_data["reason"])
             messages.success(request, f"{user.username} is deactivated; their labels stay. Reassign their open work.")
         else:
             services.person_reactivate(user, by=request.user)

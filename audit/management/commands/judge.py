@@ -2,6 +2,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from audit.jobs.judge import judge_run_reopen
 from audit.judge import services
 from audit.judge.services import JudgeRunError
 from audit.models import JudgeRun
@@ -34,7 +35,7 @@ class Command(BaseCommand):
         existing = retry_failed or resume
         try:
             if existing:
-                run = JudgeRun.objects.get(pk=existing)
+                run = judge_run_reopen(JudgeRun.objects.get(pk=existing))  # a cancelled run may resume
                 if budget_usd is not None or budget_tokens is not None:
                     services.judge_run_update_budget(run, budget_usd=budget_usd, budget_tokens=budget_tokens)
             else:

@@ -1,0 +1,119 @@
+"""Scoring a judge version against adjudicated gold, from plain rows (no ORM): claim level, answer level,
+the human noise floor, two versions side by side, and the disagreements. Figures are given as sampled
+and population-weighted (each item weighted by its answer's sampling weight in its audit)."""
+
+from annotations.lab import stats
+from audit.policy import FAILING
+
+VERDICTS = ["supported", "contradicted", "unsupported", "non_assertive"]
+BAD = ("contradicted", "unsupported")
+PASS_FAIL = ["fail", "pass"]
+
+
+def _both(pred, gold, weights, labels, bad):
+    return {
+        "sampled": stats.classification(stats.confusion(pred, gold, labels), labels, bad),
+        "weighted": stats.classification(stats.confusion(pred, gold, labels, weights), labels, bad),
+        "matrix": stats.confusion(pred, gold, labels).astype(int).tolist(),
+        "labels": labels,
+    }
+
+
+def claim_level(items, verdicts, numeric=None):
+    """items: gold rows (claim_id, verdict, weight); verdicts: {claim_id: (verdict, numeric_passed)}.
+    numeric="flagged" keeps only verdicts the numeric guard flagged, "unflagged" the others."""
+    rows = [r for r in items if r["claim_id"] in verdicts and _numeric_ok(verdicts[r["claim_id"]][1], numeric)]
+    out = _both(
+        [verdicts[r["claim_id"]][0] for r in rows], [r["verdict"] for r in rows], [r["weight"] for r in rows],
+        VERDICTS, BAD,
+    )  # fmt: skip
+    return out | {"judged": len(rows), "not_judged": sum(r["claim_id"] not in verdicts for r in items)}
+
+
+def _numeric_ok(flag, numeric):
+    return numeric is None or (flag is False) == (numeric == "flagged")
+
+
+def gold_answers(items, claim_counts, policy):
+    """{(audit_id, answer_id): (fails, weight)} for answers whose every claim has gold."""
+    seen, failing = {}, FAILING[policy]
+    for r in items:
+        key = (r["audit_id"], r["answer_id"])
+        n, fails, w = seen.get(key, (0, False, r["weight"]))
+        seen[key] = (n + 1, fails or r["verdict"] in failing, w)
+    return {k: (f, w) for k, (n, f, w) in seen.items() if n >= claim_counts.get(k, 0)}
+
+
+def answer_level(gold, judge_fails):
+    """gold from gold_answers; judge_fails: {answer_id: fails} (either kind of judge)."""
+    keys = [k for k in gold if k[1] in judge_fails]
+    label = {True: "fail", False: "pass"}
+    out = _both(
+        [label[judge_fails[k[1]]] for k in keys], [label[gold[k][0]] for k in keys], [gold[k][1] for k in keys],
+        PASS_FAIL, ("fail",),
+    )  # fmt: skip
+    return out | {"judged": len(keys), "not_judged": len(gold) - len(keys)}
+
+
+def noise_floor(items, labels, verdicts):
+    """On the gold claims both annotators labelled and the judge judged: judge vs gold next to A vs B."""
+    rows = [r for r in items if r["claim_id"] in verdicts and len(labels.get((r["audit_id"], r["claim_id"]), {})) == 2]
+    judge = [verdicts[r["claim_id"]][0] for r in rows]
+    a = [labels[(r["audit_id"], r["claim_id"])]["A"] for r in rows]
+    b = [labels[(r["audit_id"], r["claim_id"])]["B"] for r in rows]
+    gold = [r["verdict"] for r in rows]
+
+    def pair(x, y):
+        t = stats.confusion(x, y, VERDICTS)
+        return {"agree": int(t.trace()), "accuracy": stats.classification(t, VERDICTS)["accuracy"],
+                "kappa": stats.kappa(t), "ac1": stats.ac1(t)}  # fmt: skip
+
+    return {"n": len(rows), "judge": pair(judge, gold), "annotators": pair(a, b)}
+
+
+def compare(items, verdicts_a, verdicts_b, *, resamples=2000, seed=0):
+    """Two claim-level versions on the gold claims both judged: McNemar exact on right / wrong, and the
+    paired cluster bootstrap (answers resampled) of the accuracy difference a - b."""
+    rows = [r for r in items if r["claim_id"] in verdicts_a and r["claim_id"] in verdicts_b]
+    ra = [verdicts_a[r["claim_id"]][0] == r["verdict"] for r in rows]
+    rb = [verdicts_b[r["claim_id"]][0] == r["verdict"] for r in rows]
+    return _paired([(r["audit_id"], r["answer_id"]) for r in rows], ra, rb, resamples, seed)
+
+
+def compare_answers(gold, fails_a, fails_b, *, resamples=2000, seed=0):
+    """Two versions of any kind on the answers with complete gold that both judged."""
+    keys = [k for k in gold if k[1] in fails_a and k[1] in fails_b]
+    ra = [fails_a[k[1]] == gold[k][0] for k in keys]
+    rb = [fails_b[k[1]] == gold[k][0] for k in keys]
+    return _paired(keys, ra, rb, resamples, seed)
+
+
+def _paired(clusters, ra, rb, resamples, seed):
+    only_a = sum(a and not b for a, b in zip(ra, rb, strict=True))
+    only_b = sum(b and not a for a, b in zip(ra, rb, strict=True))
+    diff, ci = stats.paired_cluster_bootstrap(
+        [f"{c[0]}:{c[1]}" for c in clusters], ra, rb, resamples=resamples, seed=seed
+    )
+    return {
+        "n": len(ra),
+        "right_a": sum(ra),
+        "right_b": sum(rb),
+        "only_a": only_a,
+        "only_b": only_b,
+        "mcnemar_p": stats.mcnemar_exact(only_a, only_b),
+        "difference": diff,
+        "ci": ci,
+    }
+
+
+def disagreements(items, verdicts, *, pair=None, numeric=None):
+    """Gold claims on which the version's verdict differs from gold; pair="judge:gold" keeps one cell."""
+    out = []
+    for r in items:
+        v = verdicts.get(r["claim_id"])
+        if v is None or v[0] == r["verdict"] or not _numeric_ok(v[1], numeric):
+            continue
+        if pair and pair != f"{v[0]}:{r['verdict']}":
+            continue
+        out.append(r | {"judge": v[0], "numeric_flagged": v[1] is False})
+    return out

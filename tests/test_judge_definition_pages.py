@@ -1,0 +1,80 @@
+"""The definition pages: list, edit (mints a version; warns; 400 naming the field), read-only version page."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from audit.judge import rubric
+from audit.judge.definitions import current_version, definitions_seed
+from audit.models import JudgeDefinition, JudgeVersion
+from tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def lead_client(client):
+    client.force_login(make_user("lead", "lead"))
+    return client
+
+
+def form(version, **changes):
+    return {"rubric_system": version.spec["rubric_system"], "model": version.model, "effort": version.effort} | changes
+
+
+def test_it_lists_the_seeded_definitions_in_a_fixed_number_of_queries(lead_client):
+    lead_client.get("/judge/definitions/")
+    with CaptureQueriesContext(connection) as two:
+        page = lead_client.get("/judge/definitions/").content.decode()
+    assert "claim-judge" in page and "answer_faithfulness" in page
+    for i in range(3):
+        d = JudgeDefinition.objects.create(name=f"extra{i}", level="answer")
+        JudgeVersion.objects.create(kind="anthropic", name=f"x{i}", content_hash=f"{i}" * 64, definition=d)
+    with CaptureQueriesContext(connection) as five:
+        page = lead_client.get("/judge/definitions/").content.decode()
+    assert "extra2" in page and len(five) == len(two)
+
+
+def test_it_mints_a_version_from_the_edit_page_and_shows_its_diff(lead_client):
+    answer = definitions_seed()[1]
+    first = current_version(answer)
+    text = first.spec["rubric_system"].replace("the answer.", "the answer <of our bot>.", 1)
+    r = lead_client.post(f"/judge/definitions/{answer.pk}/", form(first, rubric_system=text))
+    new = current_version(answer)
+    assert r.status_code == 302 and r["Location"] == f"/judge/versions/{new.pk}/" and new != first
+    page = lead_client.get(r["Location"]).content.decode()
+    assert (
+        "+You are given the user question, the retrieved context (the passages below) and the answer "
+        "&lt;of our bot&gt;." in page
+    )
+    assert "<of our bot>" not in page  # escaped
+    first.refresh_from_db()
+    assert first.spec["rubric_system"] == rubric.RUBRIC_SYSTEM  # read-only
+
+
+def test_it_warns_and_saves_nothing_until_confirmed(lead_client):
+    answer = definitions_seed()[1]
+    first = current_version(answer)
+    data = form(first, rubric_system=first.spec["rubric_system"].replace("- summary\n", ""))
+    r = lead_client.post(f"/judge/definitions/{answer.pk}/", data)
+    assert r.status_code == 200 and "removed the exclusions: summary" in r.content.decode()
+    assert answer.versions.count() == 1
+    r = lead_client.post(f"/judge/definitions/{answer.pk}/", data | {"confirm": "on"})
+    assert r.status_code == 302 and answer.versions.count() == 2
+
+
+@pytest.mark.parametrize(("field", "value"), [("effort", "extreme"), ("model", ""), ("rubric_system", "  ")])
+def test_it_rejects_bad_values_with_400_naming_the_field(lead_client, field, value):
+    answer = definitions_seed()[1]
+    r = lead_client.post(f"/judge/definitions/{answer.pk}/", form(current_version(answer), **{field: value}))
+    assert r.status_code == 400 and f"{field}: " in r.content.decode() and answer.versions.count() == 1
+
+
+def test_it_is_for_leads_only(client):
+    client.force_login(make_user("ann", "annotator"))
+    definitions_seed()
+    v = JudgeVersion.objects.first()
+    assert client.get("/judge/definitions/").status_code == 403
+    assert client.get(f"/judge/versions/{v.pk}/").status_code == 403
+    client.logout()
+    assert client.get("/judge/definitions/").status_code in (302, 403)

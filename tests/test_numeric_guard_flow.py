@@ -1,0 +1,58 @@
+"""The numeric guard end to end: a real-SDK run against the fake API stores the flag on the verdict,
+the adjudicator sees a marker, the report counts the flagged verdicts."""
+
+import pytest
+
+from annotations.report.build import build_report
+from audit.judge.services import judge_run_create, judge_run_execute
+from audit.models import AuditAnswer, Claim, JudgeVerdict
+from tests.adjudication_helpers import build_audit, submit_all
+from tests.factories import make_user
+from tests.judge_helpers import fake_server
+
+pytestmark = pytest.mark.django_db
+
+
+def handler(kind, body):
+    """Every claim supported by a quote that is verbatim in passage 1 but lacks the claim's number 0."""
+    if kind == "decompose":
+        return {"claims": []}
+    return {"verdict": "supported", "evidence": "Paris is the capital of France.", "passage_id": "passage 1",
+            "reason": "r"}  # fmt: skip
+
+
+def test_it_flags_supported_verdicts_missing_the_claims_numbers_and_shows_the_flag(client):
+    a, b, adj = make_user("ann1", "annotator"), make_user("ann2", "annotator"), make_user("adj", "adjudicator")
+    audit = build_audit(a, b, n_answers=1, n_claims=3)  # claims "Claim number {i} says Paris is the capital."
+    submit_all(audit)
+    with fake_server() as fake:
+        fake.handler = handler
+        run = judge_run_execute(judge_run_create(backend="anthropic", audit=audit).pk)
+    assert run.status == "done", run.message
+    verdicts = {v.claim.position: v for v in JudgeVerdict.objects.select_related("claim")}
+    assert {p: (v.verdict, v.guard_passed, v.numeric_passed) for p, v in verdicts.items()} == {
+        p: ("supported", True, False) for p in range(3)
+    }
+    item = AuditAnswer.objects.get(audit=audit)
+    client.force_login(adj)
+    page = client.get(f"/adjudicate/{audit.id}/answers/{item.id}/").content.decode()
+    claim0 = Claim.objects.get(answer=item.answer, position=0)
+    assert f'id="numeric-flag-{claim0.id}"' in page and "numbers not in evidence" in page
+    assert build_report(audit, run.judge_version_id, resamples=10)["judge"]["numeric_flagged"] == 3
+
+
+def test_it_leaves_verdicts_whose_evidence_has_the_numbers_unflagged():
+    a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+    audit = build_audit(a, b, n_answers=1, n_claims=2)
+
+    def quoting(kind, body):
+        if kind == "decompose":
+            return {"claims": []}
+        claim = body["messages"][0]["content"].removeprefix("<claim>").removesuffix("</claim>")
+        return {"verdict": "supported", "evidence": claim, "passage_id": f"passage {int(claim.split()[2]) + 1}",
+                "reason": "r"}  # fmt: skip
+
+    with fake_server() as fake:
+        fake.handler = quoting
+        judge_run_execute(judge_run_create(backend="anthropic", audit=audit).pk)
+    assert list(JudgeVerdict.objects.values_list("guard_passed", "numeric_passed")) == [(True, True)] * 2
