@@ -39,8 +39,18 @@ class TokenAuth(HttpBearer):
 
 
 def _docs_login(view):
-    """The docs page needs a login; the OpenAPI schema itself is public (clients and tools fetch it)."""
-    return view if getattr(view, "func", None) is openapi_json else login_required(view)
+    """The docs page needs a login; the OpenAPI schema a login or a token (so that tools can fetch it)."""
+    if getattr(view, "func", None) is not openapi_json:
+        return login_required(view)
+    with_login = login_required(view)
+
+    @wraps(view)
+    def schema(request, *args, **kwargs):
+        if not request.user.is_authenticated and TokenAuth()(request):
+            return view(request, *args, **kwargs)
+        return with_login(request, *args, **kwargs)
+
+    return schema
 
 
 api = NinjaAPI(
