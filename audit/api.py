@@ -11,7 +11,7 @@ from typing import Literal
 from django.core.exceptions import ValidationError
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Query, Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.pagination import LimitOffsetPagination, paginate
 
@@ -26,6 +26,7 @@ from audit.models import Audit, Dataset, JudgeRun
 from audit.sampling import services as sampling
 from audit.sampling.forms import AuditForm
 from audit.selectors import dataset_counts
+from audit.validation import json_problem
 
 router = Router(tags=["audit"])
 SPOOL_MEMORY = 8 * 1024 * 1024  # a request body above this is spooled to a temporary file
@@ -56,6 +57,15 @@ class BadRequest(Exception):
 def need(request, role=roles.LEAD):
     if not roles.has_role(request.auth, role):
         raise HttpError(403, f"This endpoint is for {role}.")
+
+
+def storable(**values):
+    """400 naming the field when a path value or a JSON body holds text the database cannot store (NUL, a
+    lone surrogate): the middleware checks query and form fields, not these."""
+    for name, value in values.items():
+        problem = json_problem(value.dict() if isinstance(value, Schema) else value, name)
+        if problem:
+            raise BadRequest("invalid request", [{"field": problem[0], "message": problem[1]}])
 
 
 def form_errors(form):
@@ -147,12 +157,13 @@ def answers_push(
 
 @router.get(
     "/datasets/{name}/answers",
-    response={200: None, 401: Error, 403: Error, 404: Error},
+    response={200: None, **ERRORS},
     openapi_extra={"responses": {200: {"description": "JSON lines", "content": {"application/x-ndjson": {}}}}},
     summary="Export a dataset's answers in the native import shape",
 )
 def answers_export(request, name: str):
     need(request)
+    storable(name=name)
     dataset = get_object_or_404(Dataset, name=name)
     return StreamingHttpResponse(dataset_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8")
 
@@ -196,13 +207,14 @@ class RunOut(Schema):
 @router.post("/judge-runs", response={202: RunOut, **ERRORS}, summary="Start a judge run (queued for the worker)")
 def judge_run_start(request, payload: RunIn):
     need(request)
+    storable(payload=payload)
     audit = get_object_or_404(Audit, pk=payload.audit) if payload.audit is not None else None
     try:
         run = judge_run_create(user=request.auth, audit=audit, **payload.dict(exclude={"audit"}))
     except JudgeRunError as e:
         raise BadRequest(str(e)) from None
     judge_run_enqueue(run)
-    return 202, judge_selectors.judge_run(run.pk)
+    return Status(202, judge_selectors.judge_run(run.pk))
 
 
 @router.get("/judge-runs/{run_id}", response={200: RunOut, **ERRORS}, summary="A judge run's progress")
@@ -289,10 +301,11 @@ def _form(payload):
 )
 def audit_start(request, payload: AuditIn):
     need(request)
+    storable(payload=payload)
     form = _form(payload)
     try:
         if payload.preview:
-            return 200, sampling.audit_preview(**form.service_kwargs())
+            return Status(200, sampling.audit_preview(**form.service_kwargs()))
         if not form.cleaned_data["name"]:
             raise BadRequest("a name is required", [{"field": "name", "message": "required unless preview"}])
         audit = sampling.audit_create(
@@ -300,4 +313,4 @@ def audit_start(request, payload: AuditIn):
         )
     except (ValueError, ValidationError) as e:
         raise BadRequest(" ".join(getattr(e, "messages", [str(e)]))) from None
-    return 201, audit
+    return Status(201, audit)

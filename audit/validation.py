@@ -9,7 +9,7 @@ keep data it could not move to PostgreSQL, so both get the same rules.
 import math
 from datetime import UTC, timedelta
 
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponseBadRequest, JsonResponse
 
 MAX_UTC_OFFSET = timedelta(hours=15, minutes=59, seconds=59)
 
@@ -101,6 +101,9 @@ class RefuseUnstorableInput:
 
     def process_view(self, request, view, args, kwargs):
         problem = request_problem(request.GET) or (request.method == "POST" and request_problem(request.POST))
+        if problem and getattr(view, "json_errors", False):  # the HTTP API: its own JSON error shape
+            body = {"message": "invalid request", "errors": [{"field": problem[0], "message": problem[1]}]}
+            return JsonResponse(body, status=400)
         if problem:
             return HttpResponseBadRequest(f"{problem[0]}: {problem[1]}", content_type="text/plain")
         return None

@@ -15,6 +15,7 @@ from django.utils import timezone
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.openapi.views import openapi_json
 from ninja.security import HttpBearer
 
 from annotations.api import router as annotations_router
@@ -37,12 +38,27 @@ class TokenAuth(HttpBearer):
         return row.user
 
 
+def _docs_login(view):
+    """The docs page needs a login; the OpenAPI schema a login or a token (so that tools can fetch it)."""
+    if getattr(view, "func", None) is not openapi_json:
+        return login_required(view)
+    with_login = login_required(view)
+
+    @wraps(view)
+    def schema(request, *args, **kwargs):
+        if not request.user.is_authenticated and TokenAuth()(request):
+            return view(request, *args, **kwargs)
+        return with_login(request, *args, **kwargs)
+
+    return schema
+
+
 api = NinjaAPI(
     title="Claim Audit API",
     version="1",
     description="Import answers, run the judge, draw audits, read reports and gold labels.",
     auth=TokenAuth(),
-    docs_decorator=login_required,
+    docs_decorator=_docs_login,
     urls_namespace="api",
 )
 api.add_router("/", audit_router)
@@ -90,6 +106,7 @@ def _token_only(view):
         return view(*args, **kwargs)
 
     wrapped.login_required = False
+    wrapped.json_errors = True  # a request refused before the view (e.g. NUL in a field) answers JSON too
     return wrapped
 
 
