@@ -300,6 +300,13 @@ class AuditReadTests(ApiCase):
         self.assertError(self.call("get", f"/audits/{self.audit.id}", who="nobody"), 403)
         self.assertError(self.call("get", "/audits/99999"), 404)
 
+    def test_it_reads_progress_in_queries_that_do_not_grow_with_the_audit(self):
+        bigger = build_audit(self.annotator, self.other, n_answers=6, n_claims=3, name="2026-W49")
+        with self.assertNumQueries(6) as small:  # token, last used, roles, audit, counts, times
+            self.call("get", f"/audits/{self.audit.id}")
+        with self.assertNumQueries(len(small.captured_queries)):
+            self.assertEqual(self.call("get", f"/audits/{bigger.id}").json()["overall"]["assigned"], 12)
+
     def test_it_serves_the_report_to_leads_only(self):
         r = self.call("get", f"/audits/{self.audit.id}/report")
         self.assertEqual(r.status_code, 200)
