@@ -11,11 +11,8 @@ import krippendorff
 import numpy as np
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
-from annotations.report.stats_bootstrap import batch_stats, cluster_tables, percentile_ci, resample_matrix
-from annotations.report.stats_common import not_computable, stat
-
-RESAMPLES = 1000
-
+from annotations.report.stats_bootstrap import RESAMPLES, batch_stats, cluster_tables, percentile_ci, resample_sums
+from annotations.report.stats_common import not_computable, not_informative, stat
 
 # ---------- point estimates on one k x k table (rows: rater 1, columns: rater 2) ----------
 
@@ -35,6 +32,15 @@ def percent_agreement(table):
     return stat(np.trace(t) / t.sum(), agree=float(np.trace(t)), n=float(t.sum()))
 
 
+def single_class(t):
+    """Why a chance-corrected coefficient says nothing here (a rater used one class only), or None."""
+    raters = [name for name, m in (("the first rater", t.sum(1)), ("the second rater", t.sum(0))) if (m > 0).sum() < 2]
+    if not raters:
+        return None
+    who = "both raters" if len(raters) == 2 else raters[0]
+    return f"{who} used a single verdict, so the coefficient carries no information about agreement"
+
+
 def cohen_kappa(table):
     t = np.asarray(table, dtype=float)
     n = t.sum()
@@ -43,6 +49,8 @@ def cohen_kappa(table):
     pe = (t.sum(1) / n) @ (t.sum(0) / n)
     if pe >= 1 - 1e-12:
         return not_computable("both raters used a single verdict, so chance agreement is 1")
+    if single_class(t):
+        return not_informative(single_class(t))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return stat(sm_cohens_kappa(t).kappa)
@@ -57,6 +65,8 @@ def gwet_ac1(table):
         return not_computable("no items were rated by both")
     if q < 2:
         return not_computable("fewer than two categories")
+    if single_class(t):
+        return not_informative(single_class(t))
     pi = (t.sum(0) + t.sum(1)) / (2 * n)
     pe = (pi * (1 - pi)).sum() / (q - 1)
     return stat((np.trace(t) / n - pe) / (1 - pe))
@@ -149,8 +159,7 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
         out["ci_why"] = "not computable: fewer than two answers to resample"
         return out
     per = cluster_tables(cluster_ids, a, b, categories)
-    rng = np.random.default_rng(seed)
-    tables = (resample_matrix(per.shape[0], resamples, rng) @ per).reshape(resamples, len(categories), -1)
+    tables = resample_sums(per, resamples, np.random.default_rng(seed)).reshape(resamples, len(categories), -1)
     boot = batch_stats(tables)
     figures = [
         (out[name], boot[name]) for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha", "gwet_ac1")
@@ -158,7 +167,7 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
     figures += [(out["specific"][c], boot["specific"][:, i]) for i, c in enumerate(categories)]
     for figure, samples in figures:
         if figure["value"] is not None:
-            figure["ci"] = percentile_ci(samples)
+            figure["ci"], figure["ci_mc_error"] = percentile_ci(samples)
             if figure["ci"] is None:
                 figure["ci_why"] = "CI not computable: undefined in over 10% of resamples"
     out["ci_method"] = f"percentile bootstrap, {resamples} resamples of answers (seed {seed})"

@@ -1,10 +1,18 @@
-"""Vectorised cluster bootstrap for agreement statistics. Clusters are answers (the claims of one answer
-are not independent), which scipy.stats.bootstrap cannot resample directly. The per-answer k x k
-contingency counts are summed with a (resamples x answers) multiplicity matrix, then every statistic is
-computed for all resamples at once from those tables. Pure numpy."""
+"""Vectorised cluster bootstrap. Clusters are answers (the claims of one answer are not independent),
+which scipy.stats.bootstrap cannot resample directly. Each resample draws n answers with replacement;
+per-answer sums (k x k contingency counts, agreement counts, ratios) are added up with a
+(resamples x answers) multiplicity matrix, built in chunks so memory stays bounded, and every statistic
+is computed for all resamples at once. Pure numpy.
+
+Monte-Carlo error of a percentile bound: the resamples are split into BATCHES interleaved batches, the
+bound is computed in each, and its standard error is sd(batch bounds) / sqrt(BATCHES) (batch means).
+With 10,000 resamples the bounds of the report's figures move by about 0.001 with the seed."""
 
 import numpy as np
 
+RESAMPLES = 10_000
+CHUNK = 1000  # resamples per multiplicity matrix
+BATCHES = 10
 MIN_FINITE_SHARE = 0.9  # below this share of defined resamples the CI is not reported
 
 
@@ -33,11 +41,18 @@ def batch_stats(tables):
     return out
 
 
-def resample_matrix(n_clusters, resamples, rng):
-    """How many times each cluster is drawn in each resample: (resamples x n_clusters)."""
-    idx = rng.integers(0, n_clusters, size=(resamples, n_clusters))
-    flat = (idx + (np.arange(resamples) * n_clusters)[:, None]).ravel()
-    return np.bincount(flat, minlength=resamples * n_clusters).reshape(resamples, n_clusters)
+def resample_sums(per_cluster, resamples, rng):
+    """per_cluster: (n_clusters, m) sums per answer -> (resamples, m): the sums over each resample."""
+    per = np.asarray(per_cluster, dtype=float)
+    n = per.shape[0]
+    out = np.empty((resamples, per.shape[1]))
+    for start in range(0, resamples, CHUNK):
+        b = min(CHUNK, resamples - start)
+        idx = rng.integers(0, n, size=(b, n), dtype=np.int32)
+        flat = (idx + (np.arange(b, dtype=np.int64) * n)[:, None]).ravel()
+        counts = np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float32)
+        out[start : start + b] = counts @ per.astype(np.float32)
+    return out
 
 
 def cluster_tables(cluster_ids, a, b, categories):
@@ -51,10 +66,18 @@ def cluster_tables(cluster_ids, a, b, categories):
     return per
 
 
+def _bounds(s):
+    return np.percentile(s, [2.5, 97.5])
+
+
 def percentile_ci(samples):
+    """95% percentile interval and its Monte-Carlo standard error; None when too few resamples are defined."""
     s = np.asarray(samples, dtype=float)
     ok = np.isfinite(s)
     if ok.mean() < MIN_FINITE_SHARE:
-        return None
-    lo, hi = np.percentile(s[ok], [2.5, 97.5])
-    return [float(lo), float(hi)]
+        return None, None
+    batches = [b[np.isfinite(b)] for b in (s[i::BATCHES] for i in range(BATCHES))]
+    spread = np.array([_bounds(b) for b in batches if len(b)])
+    mc = float(spread.std(axis=0, ddof=1).max() / np.sqrt(len(spread))) if len(spread) > 1 else None
+    lo, hi = _bounds(s[ok])
+    return [float(lo), float(hi)], mc
