@@ -3,6 +3,7 @@ effort) returns its final, JSON-safe shape with the links behind its counts. The
 and the htmx judge fragment use the same builders; the fragment builds only the judge section."""
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import pandas as pd
 
@@ -10,7 +11,7 @@ from annotations.report import selectors
 from annotations.report.frames import pick_version, tables
 from annotations.report.links import Links
 from annotations.report.sections import agreement, effort, faithfulness, judge, trend
-from annotations.report.stats_bootstrap import RESAMPLES
+from annotations.report.stats_bootstrap import RESAMPLES, Resampler
 
 METHODS = [
     "An answer fails when any gold claim is unsupported or contradicted; non_assertive claims are not scored; "
@@ -47,6 +48,11 @@ class Inputs:
     links: Links
     seed: int
     resamples: int = RESAMPLES
+
+    @cached_property
+    def resampler(self):
+        """One set of bootstrap resamples of the audit's answers, shared by every figure of the report."""
+        return Resampler(self.answers["answer_id"], self.resamples, self.seed)
 
 
 def inputs(audit, judge_version_id, *, judged=True):

@@ -25,9 +25,10 @@ def answer_gold_table(answers, gold_long, submitted, keys):
     """Per answer: gold counts per verdict and whether gold is complete.
     answers: keys + n_claims; gold_long: keys + verdict + n; submitted: keys + n (submitted assignments)."""
     wide = (
-        gold_long.pivot_table(index=keys, columns="verdict", values="n", aggfunc="sum", fill_value=0).reindex(
-            columns=list(VERDICTS), fill_value=0
-        )
+        gold_long.groupby([*keys, "verdict"])["n"]
+        .sum()
+        .unstack("verdict", fill_value=0)
+        .reindex(columns=list(VERDICTS), fill_value=0)
         if len(gold_long)
         else pd.DataFrame(columns=list(VERDICTS), index=pd.MultiIndex.from_tuples([], names=keys))
     )

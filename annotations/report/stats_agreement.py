@@ -1,28 +1,33 @@
 """Agreement between two raters (annotator A vs B, or judge vs gold) on nominal verdicts.
 
-Point estimates come from the libraries (statsmodels cohens_kappa, krippendorff.alpha); Gwet's AC1 is
-not in them and is implemented from Gwet (2008). Confidence intervals: the cluster bootstrap of
-stats_bootstrap.py, which resamples ANSWERS, not claims.
+Point estimates: Krippendorff's alpha from the krippendorff library; Cohen's kappa (Cohen 1960) and
+Gwet's AC1 (Gwet 2008) from their closed forms on the k x k table (kappa is checked against
+statsmodels' cohens_kappa in the tests; its per-call overhead is too high for per-annotator tables).
+Confidence intervals: the cluster bootstrap of stats_bootstrap.py, which resamples ANSWERS, not claims.
 """
-
-import warnings
 
 import krippendorff
 import numpy as np
-from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
-from annotations.report.stats_bootstrap import RESAMPLES, batch_stats, cluster_tables, percentile_ci, resample_sums
+from annotations.report.stats_bootstrap import RESAMPLES, batch_stats, cluster_tables, percentile_ci, resampler_for
 from annotations.report.stats_common import not_computable, not_informative, stat
 
 # ---------- point estimates on one k x k table (rows: rater 1, columns: rater 2) ----------
 
 
-def table_from_pairs(a, b, categories):
+def codes(values, categories):
+    """Index of each value in categories (a value outside them raises KeyError)."""
     index = {c: i for i, c in enumerate(categories)}
-    t = np.zeros((len(categories), len(categories)))
-    for x, y in zip(a, b, strict=True):
-        t[index[x], index[y]] += 1
-    return t
+    return np.fromiter((index[x] for x in values), dtype=np.intp, count=len(values))
+
+
+def table_from_pairs(a, b, categories):
+    a, b = list(a), list(b)
+    if len(a) != len(b):
+        raise ValueError("the two raters must rate the same items")
+    k = len(categories)
+    flat = codes(a, categories) * k + codes(b, categories)
+    return np.bincount(flat, minlength=k * k).reshape(k, k).astype(float)
 
 
 def percent_agreement(table):
@@ -51,9 +56,7 @@ def cohen_kappa(table):
         return not_computable("both raters used a single verdict, so chance agreement is 1")
     if single_class(t):
         return not_informative(single_class(t))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return stat(sm_cohens_kappa(t).kappa)
+    return stat((np.trace(t) / n - pe) / (1 - pe))  # Cohen (1960); tests check it against statsmodels
 
 
 def gwet_ac1(table):
@@ -138,7 +141,7 @@ def reliability_reading(alpha):
     return f"alpha {a:.3f} >= 0.8: labels are reliable."
 
 
-def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
+def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES, resampler=None):
     """All agreement figures of two raters on the same items, CIs by resampling clusters (answers)."""
     categories = list(categories)
     table = table_from_pairs(a, b, categories)
@@ -159,7 +162,8 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
         out["ci_why"] = "not computable: fewer than two answers to resample"
         return out
     per = cluster_tables(cluster_ids, a, b, categories)
-    tables = resample_sums(per, resamples, np.random.default_rng(seed)).reshape(resamples, len(categories), -1)
+    rs = resampler_for(cluster_ids, resampler, seed, resamples)
+    tables = rs.sums(cluster_ids, per).reshape(rs.resamples, len(categories), -1)
     boot = batch_stats(tables)
     figures = [
         (out[name], boot[name]) for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha", "gwet_ac1")
@@ -170,5 +174,5 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
             figure["ci"], figure["ci_mc_error"] = percentile_ci(samples)
             if figure["ci"] is None:
                 figure["ci_why"] = "CI not computable: undefined in over 10% of resamples"
-    out["ci_method"] = f"percentile bootstrap, {resamples} resamples of answers (seed {seed})"
+    out["ci_method"] = f"percentile bootstrap, {rs.resamples} resamples of answers (seed {rs.seed})"
     return out

@@ -43,19 +43,16 @@ def pair_rows(claims):
     """claims: one row per claim both labelled: ann_a, ann_b, name_a, name_b, A, B, answer_id."""
     if not len(claims):
         return []
-    c = claims.assign(
-        first=np.minimum(claims["ann_a"], claims["ann_b"]), second=np.maximum(claims["ann_a"], claims["ann_b"])
-    )
+    ann_a, ann_b = claims["ann_a"].to_numpy(dtype=int), claims["ann_b"].to_numpy(dtype=int)
+    first, second = np.minimum(ann_a, ann_b), np.maximum(ann_a, ann_b)
+    names = dict(zip(ann_a, claims["name_a"], strict=True)) | dict(zip(ann_b, claims["name_b"], strict=True))
+    a, b = claims["A"].to_numpy(dtype=str), claims["B"].to_numpy(dtype=str)
+    answers = claims["answer_id"].to_numpy()
     rows = []
-    for (x, y), g in c.groupby(["first", "second"], sort=True):
-        names = dict(zip(g["ann_a"], g["name_a"], strict=True)) | dict(zip(g["ann_b"], g["name_b"], strict=True))
+    for x, y in sorted(set(zip(first.tolist(), second.tolist(), strict=True))):
+        m = (first == x) & (second == y)
         rows.append(
-            {
-                "first": int(x),
-                "second": int(y),
-                "names": [str(names[x]), str(names[y])],
-                "answers": int(g["answer_id"].nunique()),
-            }
-            | pair_stats(g["A"].to_numpy(dtype=str), g["B"].to_numpy(dtype=str))
+            {"first": x, "second": y, "names": [str(names[x]), str(names[y])], "answers": len(set(answers[m]))}
+            | pair_stats(a[m], b[m])
         )
     return rows

@@ -82,7 +82,7 @@ def provisional(f, min_share):
     }
 
 
-def faithfulness(frame, *, seed=0, min_share=0.05):
+def faithfulness(frame, *, seed=0, min_share=0.05, resampler=None):
     f = answer_outcomes(frame.reset_index(drop=True))
     done = f["complete"].astype(bool)
     d = f[done]
@@ -94,7 +94,9 @@ def faithfulness(frame, *, seed=0, min_share=0.05):
         "answers": int(done.sum()),
         "fails": int(d["fail"].sum()),
         "fail_rate": wilson(int(d["fail"].sum()), len(d)) if len(d) else not_computable(why),
-        "claim_ratio_mean": mean_with_ci(d["ratio"], seed) if len(d) else not_computable(why),
+        "claim_ratio_mean": mean_with_ci(d["ratio"], seed, ids=d.get("answer_id"), resampler=resampler)
+        if len(d)
+        else not_computable(why),
         "claim_ratio_pooled": stat(d["n_supported"].sum() / scored, n=scored)
         if scored
         else not_computable("no scored claims" if len(d) else why),

@@ -1,8 +1,8 @@
 """Vectorised cluster bootstrap. Clusters are answers (the claims of one answer are not independent),
 which scipy.stats.bootstrap cannot resample directly. Each resample draws n answers with replacement;
 per-answer sums (k x k contingency counts, agreement counts, ratios) are added up with a
-(resamples x answers) multiplicity matrix, built in chunks so memory stays bounded, and every statistic
-is computed for all resamples at once. Pure numpy.
+(resamples x answers) multiplicity matrix, drawn once per report (Resampler) and multiplied in chunks,
+and every statistic is computed for all resamples at once. Pure numpy.
 
 Monte-Carlo error of a percentile bound: the resamples are split into BATCHES interleaved batches, the
 bound is computed in each, and its standard error is sd(batch bounds) / sqrt(BATCHES) (batch means).
@@ -41,18 +41,39 @@ def batch_stats(tables):
     return out
 
 
-def resample_sums(per_cluster, resamples, rng):
-    """per_cluster: (n_clusters, m) sums per answer -> (resamples, m): the sums over each resample."""
-    per = np.asarray(per_cluster, dtype=float)
-    n = per.shape[0]
-    out = np.empty((resamples, per.shape[1]))
-    for start in range(0, resamples, CHUNK):
-        b = min(CHUNK, resamples - start)
-        idx = rng.integers(0, n, size=(b, n), dtype=np.int32)
-        flat = (idx + (np.arange(b, dtype=np.int64) * n)[:, None]).ravel()
-        counts = np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float32)
-        out[start : start + b] = counts @ per.astype(np.float32)
-    return out
+class Resampler:
+    """The bootstrap resamples of one audit's answers, drawn once and shared by every figure: how many
+    times each answer is drawn in each resample (resamples x answers, uint8). A figure computed on a
+    subset of the answers (e.g. those labelled by both) uses the copies of its answers that each resample
+    drew: the subset's size varies between resamples, as it would between audits (a domain estimate)."""
+
+    def __init__(self, answer_ids, resamples=RESAMPLES, seed=0):
+        self.ids, self.resamples, self.seed = np.unique(np.asarray(answer_ids)), resamples, seed
+        n, rng = len(self.ids), np.random.default_rng(seed)
+        self.counts = np.zeros((resamples, n), dtype=np.uint8)
+        for start in range(0, resamples if n else 0, CHUNK):
+            b = min(CHUNK, resamples - start)
+            flat = rng.integers(0, n, size=(b, n), dtype=np.uint16 if n < 2**16 else np.int32).astype(np.intp)
+            flat += (np.arange(b, dtype=np.intp) * n)[:, None]
+            counts = np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
+            self.counts[start : start + b] = np.minimum(counts, 255)  # 256 draws of one answer: never seen
+
+    def sums(self, cluster_ids, per_cluster):
+        """cluster_ids: the answers of the subset (any order, repeats allowed); per_cluster: (answers of the
+        subset in sorted order, m) sums -> (resamples, m) sums over each resample."""
+        per = np.asarray(per_cluster, dtype=np.float32)
+        cols = np.searchsorted(self.ids, np.unique(np.asarray(cluster_ids)))
+        whole = len(cols) == len(self.ids)
+        out = np.empty((self.resamples, per.shape[1]))
+        for start in range(0, self.resamples, CHUNK):
+            block = self.counts[start : start + CHUNK]
+            out[start : start + CHUNK] = (block if whole else block[:, cols]).astype(np.float32) @ per
+        return out
+
+
+def resampler_for(cluster_ids, resampler, seed, resamples):
+    """The shared resampler if one is given, else one over these clusters only."""
+    return resampler if resampler is not None else Resampler(cluster_ids, resamples, seed)
 
 
 def cluster_tables(cluster_ids, a, b, categories):
@@ -60,10 +81,9 @@ def cluster_tables(cluster_ids, a, b, categories):
     k = len(categories)
     index = {c: i for i, c in enumerate(categories)}
     _, cl = np.unique(np.asarray(cluster_ids), return_inverse=True)
-    cells = np.array([index[x] * k + index[y] for x, y in zip(a, b, strict=True)], dtype=np.int64)
-    per = np.zeros((cl.max() + 1 if len(cl) else 0, k * k))
-    np.add.at(per, (cl, cells), 1)
-    return per
+    cells = np.array([index[x] * k + index[y] for x, y in zip(a, b, strict=True)], dtype=np.intp)
+    n = cl.max() + 1 if len(cl) else 0
+    return np.bincount(cl * k * k + cells, minlength=n * k * k).reshape(n, k * k).astype(float)
 
 
 def _bounds(s):

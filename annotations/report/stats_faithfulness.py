@@ -22,7 +22,7 @@ import numpy as np
 from scipy.stats import beta, t
 from statsmodels.stats.proportion import proportion_confint
 
-from annotations.report.stats_bootstrap import RESAMPLES, percentile_ci, resample_sums
+from annotations.report.stats_bootstrap import RESAMPLES, percentile_ci, resampler_for
 from annotations.report.stats_common import not_computable, stat
 
 COUNT_COLUMNS = ("n_supported", "n_contradicted", "n_unsupported", "n_non_assertive")
@@ -46,16 +46,22 @@ def answer_outcomes(frame):
     return f
 
 
-def mean_with_ci(values, seed, resamples=RESAMPLES):
+def mean_with_ci(values, seed, resamples=RESAMPLES, *, ids=None, resampler=None):
+    """Mean of per-answer values (ids: their answers) with a percentile bootstrap CI over answers."""
     v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
+    ids = np.arange(len(v)) if ids is None else np.asarray(ids)
+    ok = np.isfinite(v)
+    v, ids = v[ok], ids[ok]
     if len(v) == 0:
         return not_computable("no answer has a scored claim")
     if len(v) < 2:
         return stat(v.mean(), n=1, ci_why="not computable: one answer only")
-    sums = resample_sums(v[:, None], resamples, np.random.default_rng(seed))[:, 0] / len(v)
-    ci, mc = percentile_ci(sums)
-    return stat(v.mean(), ci, n=len(v), ci_mc_error=mc, ci_method=f"percentile bootstrap, {resamples} resamples")
+    rs = resampler_for(ids, resampler, seed, resamples)
+    order = np.argsort(ids, kind="stable")
+    sums = rs.sums(ids, np.column_stack([v[order], np.ones(len(v))]))
+    with np.errstate(divide="ignore", invalid="ignore"):  # a resample without these answers: NaN
+        ci, mc = percentile_ci(sums[:, 0] / sums[:, 1])
+    return stat(v.mean(), ci, n=len(v), ci_mc_error=mc, ci_method=f"percentile bootstrap, {rs.resamples} resamples")
 
 
 def coverage(groups, min_share):

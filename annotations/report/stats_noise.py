@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from annotations.report.stats_agreement import cohen_kappa, gwet_ac1, percent_agreement, table_from_pairs
-from annotations.report.stats_bootstrap import RESAMPLES, percentile_ci, resample_sums
+from annotations.report.stats_bootstrap import RESAMPLES, percentile_ci, resampler_for
 from annotations.report.stats_common import VERDICTS, not_computable, stat
 
 
@@ -40,7 +40,7 @@ def _reading(d, pj, pb, slot):
     return f"{head}: {gap} includes 0, so the judge is not distinguishable from a trained annotator here."
 
 
-def noise_floor(answer_ids, judge, gold, a, b, *, seed=0, resamples=RESAMPLES):
+def noise_floor(answer_ids, judge, gold, a, b, *, seed=0, resamples=RESAMPLES, resampler=None):
     out = {
         "n": len(gold),
         "answers": len(set(answer_ids)),
@@ -73,9 +73,11 @@ def noise_floor(answer_ids, judge, gold, a, b, *, seed=0, resamples=RESAMPLES):
     if len(per) < 2:
         out["gap"] = stat(pj - ph, ci_why="not computable: fewer than two answers to resample", **gap)
     else:
-        sums = resample_sums(per, resamples, np.random.default_rng(seed))
-        ci, mc = percentile_ci((sums[:, 1] - sums[:, 2]) / sums[:, 0])
-        method = f"paired percentile bootstrap over answers, {resamples} resamples (seed {seed})"
+        rs = resampler_for(answer_ids, resampler, seed, resamples)
+        sums = rs.sums(answer_ids, per)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a resample without these answers: NaN
+            ci, mc = percentile_ci((sums[:, 1] - sums[:, 2]) / sums[:, 0])
+        method = f"paired percentile bootstrap over answers, {rs.resamples} resamples (seed {rs.seed})"
         out["gap"] = stat(pj - ph, ci, ci_mc_error=mc, ci_method=method, **gap)
     out["reading"] = _reading(out["gap"], pj, ph, slot)
     return out

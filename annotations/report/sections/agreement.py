@@ -20,7 +20,7 @@ def build(x):
     cl, L = x.cl, x.links
     both = cl[cl["A"].notna() & cl["B"].notna()]
     claims = agreement(
-        both["answer_id"].tolist(), both["A"].tolist(), both["B"].tolist(), VERDICTS, seed=x.seed, resamples=x.resamples
+        both["answer_id"].tolist(), both["A"].tolist(), both["B"].tolist(), VERDICTS, resampler=x.resampler
     )
     per = both.assign(fa=both["A"].isin(BAD), fb=both["B"].isin(BAD)).groupby("answer_id")[["fa", "fb"]].any()
     answers = agreement(
@@ -28,8 +28,7 @@ def build(x):
         pass_fail(per["fa"]),
         pass_fail(per["fb"]),
         PASS_FAIL,
-        seed=x.seed,
-        resamples=x.resamples,
+        resampler=x.resampler,
     )
     t = np.asarray(claims["table"], dtype=int)  # A rows, B columns
     specific = [

@@ -48,7 +48,7 @@ def _chart_rows(f):
 
 
 def build(x):
-    f = faithfulness(x.answers, seed=x.seed, min_share=settings.REPORT_MIN_STRATUM_SHARE)
+    f = faithfulness(x.answers, seed=x.seed, min_share=settings.REPORT_MIN_STRATUM_SHARE, resampler=x.resampler)
     L = x.links
     return clean(
         f

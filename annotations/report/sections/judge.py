@@ -69,7 +69,7 @@ def _answers(cl, answers, x, L):
     ans = ans[~ans["jmiss"].fillna(False).astype(bool)]
     ans_j, ans_g = pass_fail(ans["jbad"].fillna(False)), pass_fail(ans["n_contradicted"] + ans["n_unsupported"] > 0)
     ans_w = weighted_table(ans_j, ans_g, ans["weight"], PASS_FAIL)
-    a = agreement(ans["answer_id"].tolist(), ans_j, ans_g, PASS_FAIL, seed=x.seed, resamples=x.resamples)
+    a = agreement(ans["answer_id"].tolist(), ans_j, ans_g, PASS_FAIL, resampler=x.resampler)
     return a | {
         "fail_detection": precision_recall(table_from_pairs(ans_j, ans_g, PASS_FAIL), PASS_FAIL)["fail"],
         "weighted_accuracy": stat(np.trace(ans_w) / ans_w.sum()) if ans_w.sum() else not_computable("no answers"),
@@ -87,13 +87,15 @@ def _noise(s, x, L):
         noise["gold"].tolist(),
         noise["A"].tolist(),
         noise["B"].tolist(),
-        seed=x.seed,
-        resamples=x.resamples,
+        resampler=x.resampler,
     )
     same = {"judge": "any", "gold": "any", "both": "1"}
     urls = {"judge": "judge", "A": "a_gold", "B": "b_gold", "annotators": "annotators"}
     for key, disagree in urls.items():
         out[key] = out[key] | {"disagree_url": L.claims(**same, disagree=disagree)}
+    waiting = int((x.cl["judge"].notna() & x.cl["gold"].isna()).sum())
+    if waiting:  # before adjudication the disputed claims are missing, so every figure leans to agreement
+        out["reading"] = f"Provisional ({waiting} judged claims still without gold): " + out["reading"]
     return out | {"n_url": L.claims(**same)}
 
 
@@ -106,7 +108,7 @@ def build(x):
     s = g[g["judge"] != "none"]
     guard = x.f["judge"]["guard_passed"]
     claims = agreement(
-        s["answer_id"].tolist(), s["judge"].tolist(), s["gold"].tolist(), VERDICTS, seed=x.seed, resamples=x.resamples
+        s["answer_id"].tolist(), s["judge"].tolist(), s["gold"].tolist(), VERDICTS, resampler=x.resampler
     )
     t = np.asarray(claims["table"], dtype=int)  # judge rows, gold columns
     sampled = classification_summary(table_from_pairs(s["judge"], s["gold"], VERDICTS), VERDICTS)
