@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-DB = Path("/tmp/report_bench.sqlite3")
+DB = Path(os.environ.get("REPORT_BENCH_DB", "/tmp/report_bench.sqlite3"))
 os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

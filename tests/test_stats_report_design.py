@@ -314,3 +314,12 @@ def test_it_keeps_bootstrap_bounds_stable_to_two_thousandths_across_seeds():
         bounds = np.array([r[key]["ci"] for r in runs])
         assert (bounds.max(0) - bounds.min(0)).max() <= 0.004, key  # every bound within +-0.002
         assert runs[0][key]["ci_mc_error"] < 0.002
+
+
+def test_it_never_prints_a_zero_width_bootstrap_interval():
+    ids = np.repeat(np.arange(11), 3)
+    same = ag.agreement(ids, [S] * 16 + [U] * 17, [S] * 16 + [U] * 17, VERDICTS, seed=0)
+    assert same["percent_agreement"]["value"] == 1.0 and same["percent_agreement"]["ci"] is None
+    assert same["percent_agreement"]["ci_why"].startswith("CI not computable: every resample gives the same value")
+    ratio = fa.mean_with_ci([1.0] * 11, seed=0)
+    assert ratio["value"] == 1.0 and ratio["ci"] is None and "no spread" in ratio["ci_why"]

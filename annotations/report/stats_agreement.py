@@ -9,7 +9,14 @@ Confidence intervals: the cluster bootstrap of stats_bootstrap.py, which resampl
 import krippendorff
 import numpy as np
 
-from annotations.report.stats_bootstrap import RESAMPLES, batch_stats, cluster_tables, percentile_ci, resampler_for
+from annotations.report.stats_bootstrap import (
+    RESAMPLES,
+    batch_stats,
+    ci_why,
+    cluster_tables,
+    percentile_ci,
+    resampler_for,
+)
 from annotations.report.stats_common import not_computable, not_informative, stat
 
 # ---------- point estimates on one k x k table (rows: rater 1, columns: rater 2) ----------
@@ -173,6 +180,6 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES, res
         if figure["value"] is not None:
             figure["ci"], figure["ci_mc_error"] = percentile_ci(samples)
             if figure["ci"] is None:
-                figure["ci_why"] = "CI not computable: undefined in over 10% of resamples"
+                figure["ci_why"] = ci_why(samples)
     out["ci_method"] = f"percentile bootstrap, {rs.resamples} resamples of answers (seed {rs.seed})"
     return out

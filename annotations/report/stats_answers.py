@@ -10,8 +10,6 @@ everywhere: a passing-heavy subset. So while gold is incomplete the headline is 
 every answer labelled by both: the fail rate if every open dispute resolves as pass (only settled bad
 claims fail an answer) and as fail (any open dispute fails it), and each annotator's own fail rate."""
 
-import numpy as np
-
 from annotations.report.stats_common import not_computable, stat
 from annotations.report.stats_faithfulness import (
     COUNT_COLUMNS,
@@ -115,8 +113,3 @@ def faithfulness(frame, *, seed=0, min_share=0.05, resampler=None):
     out["headline"] = "gold" if out["complete"] else "provisional"
     out["provisional"] = provisional(f, min_share) if len(f) else None
     return out
-
-
-def fail_indicator(frame):
-    """Per answer: 1 if gold makes it fail (for the trend), as answer_outcomes counts it."""
-    return np.asarray(answer_outcomes(frame)["fail"], dtype=int)

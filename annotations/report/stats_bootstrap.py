@@ -11,7 +11,8 @@ With 10,000 resamples the bounds of the report's figures move by about 0.001 wit
 import numpy as np
 
 RESAMPLES = 10_000
-CHUNK = 1000  # resamples per multiplicity matrix
+CHUNK = 1000  # resamples drawn at a time
+BLOCK = 4_000_000  # cells of the multiplicity matrix multiplied at a time
 BATCHES = 10
 MIN_FINITE_SHARE = 0.9  # below this share of defined resamples the CI is not reported
 
@@ -65,9 +66,10 @@ class Resampler:
         cols = np.searchsorted(self.ids, np.unique(np.asarray(cluster_ids)))
         whole = len(cols) == len(self.ids)
         out = np.empty((self.resamples, per.shape[1]))
-        for start in range(0, self.resamples, CHUNK):
-            block = self.counts[start : start + CHUNK]
-            out[start : start + CHUNK] = (block if whole else block[:, cols]).astype(np.float32) @ per
+        rows = max(CHUNK, BLOCK // max(len(cols), 1))  # resamples per product: about BLOCK cells at a time
+        for start in range(0, self.resamples, rows):
+            block = self.counts[start : start + rows]
+            out[start : start + rows] = (block if whole else block[:, cols]).astype(np.float32) @ per
         return out
 
 
@@ -90,14 +92,31 @@ def _bounds(s):
     return np.percentile(s, [2.5, 97.5])
 
 
-def percentile_ci(samples):
-    """95% percentile interval and its Monte-Carlo standard error; None when too few resamples are defined."""
+UNDEFINED = "CI not computable: undefined in over 10% of resamples"
+NO_SPREAD = "CI not computable: every resample gives the same value (the sample shows no spread)"
+
+
+def ci_why(samples):
+    """Why percentile_ci gives no interval for these resamples, or None."""
     s = np.asarray(samples, dtype=float)
     ok = np.isfinite(s)
     if ok.mean() < MIN_FINITE_SHARE:
+        return UNDEFINED
+    return NO_SPREAD if np.ptp(s[ok]) == 0 else None
+
+
+def percentile_ci(samples):
+    """95% percentile interval and its Monte-Carlo standard error; (None, None) when too few resamples are
+    defined or when they show no spread (a zero-width interval from a sample is never printed)."""
+    s = np.asarray(samples, dtype=float)
+    ok = np.isfinite(s)
+    if ci_why(s):
         return None, None
-    batches = [b[np.isfinite(b)] for b in (s[i::BATCHES] for i in range(BATCHES))]
-    spread = np.array([_bounds(b) for b in batches if len(b)])
+    if ok.all() and len(s) % BATCHES == 0:  # batch i holds resamples i, i + BATCHES, ...
+        spread = np.percentile(s.reshape(-1, BATCHES), [2.5, 97.5], axis=0).T
+    else:
+        batches = [b[np.isfinite(b)] for b in (s[i::BATCHES] for i in range(BATCHES))]
+        spread = np.array([_bounds(b) for b in batches if len(b)])
     mc = float(spread.std(axis=0, ddof=1).max() / np.sqrt(len(spread))) if len(spread) > 1 else None
     lo, hi = _bounds(s[ok])
     return [float(lo), float(hi)], mc

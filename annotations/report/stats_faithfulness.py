@@ -22,7 +22,7 @@ import numpy as np
 from scipy.stats import beta, t
 from statsmodels.stats.proportion import proportion_confint
 
-from annotations.report.stats_bootstrap import RESAMPLES, percentile_ci, resampler_for
+from annotations.report.stats_bootstrap import RESAMPLES, ci_why, percentile_ci, resampler_for
 from annotations.report.stats_common import not_computable, stat
 
 COUNT_COLUMNS = ("n_supported", "n_contradicted", "n_unsupported", "n_non_assertive")
@@ -60,8 +60,10 @@ def mean_with_ci(values, seed, resamples=RESAMPLES, *, ids=None, resampler=None)
     order = np.argsort(ids, kind="stable")
     sums = rs.sums(ids, np.column_stack([v[order], np.ones(len(v))]))
     with np.errstate(divide="ignore", invalid="ignore"):  # a resample without these answers: NaN
-        ci, mc = percentile_ci(sums[:, 0] / sums[:, 1])
-    return stat(v.mean(), ci, n=len(v), ci_mc_error=mc, ci_method=f"percentile bootstrap, {rs.resamples} resamples")
+        means = sums[:, 0] / sums[:, 1]
+    ci, mc = percentile_ci(means)
+    method = f"percentile bootstrap, {rs.resamples} resamples"
+    return stat(v.mean(), ci, n=len(v), ci_mc_error=mc, ci_why=ci_why(means), ci_method=method)
 
 
 def coverage(groups, min_share):

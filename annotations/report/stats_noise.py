@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from annotations.report.stats_agreement import cohen_kappa, gwet_ac1, percent_agreement, table_from_pairs
-from annotations.report.stats_bootstrap import RESAMPLES, percentile_ci, resampler_for
+from annotations.report.stats_bootstrap import RESAMPLES, ci_why, percentile_ci, resampler_for
 from annotations.report.stats_common import VERDICTS, not_computable, stat
 
 
@@ -76,8 +76,9 @@ def noise_floor(answer_ids, judge, gold, a, b, *, seed=0, resamples=RESAMPLES, r
         rs = resampler_for(answer_ids, resampler, seed, resamples)
         sums = rs.sums(answer_ids, per)
         with np.errstate(divide="ignore", invalid="ignore"):  # a resample without these answers: NaN
-            ci, mc = percentile_ci((sums[:, 1] - sums[:, 2]) / sums[:, 0])
+            diffs = (sums[:, 1] - sums[:, 2]) / sums[:, 0]
+        ci, mc = percentile_ci(diffs)
         method = f"paired percentile bootstrap over answers, {rs.resamples} resamples (seed {rs.seed})"
-        out["gap"] = stat(pj - ph, ci, ci_mc_error=mc, ci_method=method, **gap)
+        out["gap"] = stat(pj - ph, ci, ci_mc_error=mc, ci_why=ci_why(diffs), ci_method=method, **gap)
     out["reading"] = _reading(out["gap"], pj, ph, slot)
     return out
