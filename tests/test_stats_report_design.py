@@ -323,3 +323,19 @@ def test_it_never_prints_a_zero_width_bootstrap_interval():
     assert same["percent_agreement"]["ci_why"].startswith("CI not computable: every resample gives the same value")
     ratio = fa.mean_with_ci([1.0] * 11, seed=0)
     assert ratio["value"] == 1.0 and ratio["ci"] is None and "no spread" in ratio["ci_why"]
+
+
+def test_it_prints_the_monte_carlo_error_of_the_bounds():
+    ids = np.repeat(np.arange(12), 4)
+    rng = np.random.default_rng(2)
+    a = rng.choice([S, U], size=48, p=[0.7, 0.3])
+    b = np.where(rng.random(48) < 0.8, a, np.where(a == S, U, S))
+    r = ag.agreement(ids, a, b, VERDICTS, seed=4)
+    mc = r["cohen_kappa"]["ci_mc_error"]
+    # the printed error is the size of the spread between seeds: other seeds land within a few of it
+    moved = [
+        np.abs(np.array(ag.agreement(ids, a, b, VERDICTS, seed=s)["cohen_kappa"]["ci"]) - r["cohen_kappa"]["ci"]).max()
+        for s in range(1, 4)
+    ]
+    assert 0 < mc < 0.02 and max(moved) < 6 * mc
+    assert r["ci_mc_error_max"] >= mc

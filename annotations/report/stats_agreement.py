@@ -182,4 +182,6 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES, res
             if figure["ci"] is None:
                 figure["ci_why"] = ci_why(samples)
     out["ci_method"] = f"percentile bootstrap, {rs.resamples} resamples of answers (seed {rs.seed})"
+    errors = [f["ci_mc_error"] for f, _ in figures if f.get("ci_mc_error") is not None]
+    out["ci_mc_error_max"] = max(errors) if errors else None
     return out
