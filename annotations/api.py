@@ -13,7 +13,6 @@ from ninja.errors import HttpError
 from annotations.adjudication import export
 from annotations.assignments.selectors import audit_progress
 from annotations.report.build import build_report
-from annotations.report.links import add_links
 from audit import roles
 from audit.api import ERRORS, need
 from audit.models import Audit
@@ -93,7 +92,7 @@ JSON_DOC = {"responses": {200: {"description": "The report", "content": {"applic
 def audit_report(request, audit_id: int, version: int | None = None):
     need(request)
     audit = _audit(audit_id)
-    report = add_links(build_report(audit, version), audit.id)
+    report = build_report(audit, version)
     return JsonResponse(report, json_dumps_params={"allow_nan": False})
 
 

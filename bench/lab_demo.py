@@ -106,7 +106,7 @@ def main():
     print(f"  paired (answers): only claim-level right {p['only_a']}, only rubric right {p['only_b']}, "
           f"McNemar p {fmt(p['mcnemar_p'])}, difference {fmt(p['difference'])} CI {p['ci']}")  # fmt: skip
     print(f"  disagreements listed: {len(ctx['disagreements'])}")
-    for pol in build_report(audit, claim_v.pk, resamples=200)["policies"]:
+    for pol in build_report(audit, claim_v.pk)["policies"]:
         print(f"policy {pol['policy']}: {pol['fails']}/{pol['n']} answers fail, rate {fmt(pol['rate'])} "
               f"CI [{fmt(pol['ci'][0])}, {fmt(pol['ci'][1])}], weighted {fmt(pol['weighted_rate'])}")  # fmt: skip
     models = sorted({a.meta.get("model") for a in Answer.objects.filter(dataset=audit.dataset)} - {None})

@@ -1,6 +1,8 @@
-"""Times the full audit report (page render incl. 1,000-resample cluster bootstraps) for an audit of
-150 answers / 900 claims and one of 2,000 answers / 12,000 claims, each with three earlier audits of the
-same dataset for the trend. Throwaway SQLite file under /tmp; never the dev database.
+"""Times the full audit report (page render incl. the 10,000-resample cluster bootstraps) and the htmx
+judge fragment (the version switch builds only the judge section) for an audit of 150 answers / 900
+claims and one of 2,000 answers / 12,000 claims, each with three earlier audits of the same dataset for
+the trend; prints queries of both, and how far the bootstrap bounds move with the seed.
+Throwaway SQLite file under /tmp; never the dev database.
 
     DEBUG=true .venv/bin/python bench/report_bench.py
 """
@@ -11,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-DB = Path("/tmp/report_bench.sqlite3")
+DB = Path(os.environ.get("REPORT_BENCH_DB", "/tmp/report_bench.sqlite3"))
 os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -124,6 +126,27 @@ def build(n_answers, name, rng, users, versions):
     return audits[-1]
 
 
+def stability(audit):
+    """How far the 95% bounds of the A-vs-B claim agreement move over 5 seeds (10,000 resamples)."""
+    from annotations.report.stats_agreement import agreement
+    from annotations.report.stats_common import VERDICTS
+
+    try:
+        from annotations.report.frames import tables
+    except ImportError:  # an older layout of the report (run against an earlier commit)
+        return
+    _, cl, _, _ = tables(audit, None)
+    both = cl[cl["A"].notna() & cl["B"].notna()]
+    runs = [agreement(both["answer_id"], both["A"], both["B"], VERDICTS, seed=s) for s in range(5)]
+    for key in ("percent_agreement", "cohen_kappa", "gwet_ac1"):
+        bounds = [r[key]["ci"] for r in runs]
+        spread = max(max(b[i] for b in bounds) - min(b[i] for b in bounds) for i in (0, 1))
+        print(
+            f"        bootstrap {key:<17} bounds over 5 seeds: max spread {spread:.4f} "
+            f"(+-{spread / 2:.4f}); printed MC error {runs[0][key]['ci_mc_error']:.4f}"
+        )
+
+
 def cleanup():
     for suffix in ("", "-wal", "-shm"):
         Path(f"{DB}{suffix}").unlink(missing_ok=True)
@@ -147,25 +170,41 @@ def main():
     client = Client()
     client.force_login(lead)
     rng = np.random.default_rng(2026)
-    print(f"report bench (SQLite {DB}, {os.cpu_count()} CPUs); times in seconds, best / median of 5")
+    print(
+        f"report bench (SQLite {DB}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}); "
+        "wall seconds best / median of 5, CPU seconds of the request (best) in brackets"
+    )
     for n in (150, 2000):
         audit = build(n, f"ds{n}", rng, users, versions)
-        page, pure = [], []
+        page, pure, frag, page_cpu, frag_cpu = [], [], [], [], []
         for _ in range(5):
             reset_queries()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             r = client.get(f"/reports/{audit.id}/")
             page.append(time.perf_counter() - t0)
+            page_cpu.append(time.process_time() - c0)
             assert r.status_code == 200, r.status_code
             queries = len(connection.queries)
+            reset_queries()
+            t0, c0 = time.perf_counter(), time.process_time()
+            f = client.get(f"/reports/{audit.id}/?version={versions[0].id}", headers={"HX-Request": "true"})
+            frag.append(time.perf_counter() - t0)
+            frag_cpu.append(time.process_time() - c0)
+            assert f.status_code == 200, f.status_code
+            frag_queries = len(connection.queries)
             t0 = time.perf_counter()
             build_report(audit)
             pure.append(time.perf_counter() - t0)
         print(
             f"  {n:>5} answers / {n * CLAIMS_PER_ANSWER:>6} claims: page {min(page):.3f} / "
-            f"{statistics.median(page):.3f}  build_report {min(pure):.3f} / {statistics.median(pure):.3f}  "
-            f"queries {queries}  html {len(r.content) // 1024} KiB"
+            f"{statistics.median(page):.3f} (CPU {min(page_cpu):.3f})  build_report {min(pure):.3f} / "
+            f"{statistics.median(pure):.3f}  queries {queries}  html {len(r.content) // 1024} KiB"
         )
+        print(
+            f"        judge fragment (htmx version switch) {min(frag):.3f} / {statistics.median(frag):.3f} "
+            f"(CPU {min(frag_cpu):.3f})  queries {frag_queries}  html {len(f.content) // 1024} KiB"
+        )
+        stability(audit)
         for path in ("claims/?gold=any", "claims/?disagree=annotators", "answers/?gold=any"):
             times = []
             for _ in range(5):

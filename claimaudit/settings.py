@@ -274,6 +274,9 @@ JUDGE_PRICES = {
 ADJUDICATOR_MAY_ADJUDICATE_OWN = envbool("ADJUDICATOR_MAY_ADJUDICATE_OWN", False)
 # Salt of the pseudonymous annotator ids in exports; changing it changes every pseudonym.
 EXPORT_PSEUDONYM_SALT = os.environ.get("EXPORT_PSEUDONYM_SALT", "claim-audit-annotator-v1")
+# Report: a stratum holding more than this share of the population and no data makes the
+# population-weighted estimate not computable (smaller ones are listed as not covered).
+REPORT_MIN_STRATUM_SHARE = envfloat("REPORT_MIN_STRATUM_SHARE", 0.05)
 
 LOGGING = {
     "version": 1,

@@ -1,4 +1,7 @@
-"""Builders for report tests: an audit with known labels, gold and judge verdicts, as real rows."""
+"""Builders for report tests: an audit with known labels, gold and judge verdicts, as real rows; and the
+Korn-Graubard interval written out, for expected values."""
+
+from scipy.stats import beta, t
 
 from annotations.models import Assignment, GoldLabel, Label
 from audit.models import Audit, AuditAnswer, JudgeVerdict, JudgeVersion
@@ -97,3 +100,14 @@ def known_audit():
     audit = make_stratified_audit(answers, [r[0] for r in KNOWN], name="2026-W48", population=POPULATION)
     label_audit(audit, KNOWN, latest, users, baseline=baseline)
     return {"audit": audit, "previous": prev, "latest": latest, "baseline": baseline, "users": users}
+
+
+def kg_interval(p, var, n, strata):
+    """Korn and Graubard (1998), written out: n* = p(1-p)/v capped at n (n when v = 0), times
+    (t_{n-1} / t_{n-H})^2, then Clopper-Pearson with x = p n*."""
+    n_star = min(n, p * (1 - p) / var) if var > 0 and 0 < p < 1 else n
+    n_star *= (t.ppf(0.975, n - 1) / t.ppf(0.975, max(n - strata, 1))) ** 2
+    x = p * n_star
+    lo = 0.0 if x == 0 else beta.ppf(0.025, x, n_star - x + 1)
+    hi = 1.0 if x == n_star else beta.ppf(0.975, x + 1, n_star - x)
+    return lo, hi

@@ -16,7 +16,7 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from annotations.models import Assignment, Label
 from audit.models import Audit
 from tests.factories import make_answer, make_dataset, make_user
-from tests.report_helpers import KNOWN, known_audit, label_audit, make_stratified_audit, version
+from tests.report_helpers import KNOWN, kg_interval, known_audit, label_audit, make_stratified_audit, version
 
 
 def section(html, sid):
@@ -79,9 +79,11 @@ class ReportPageTests(TestCase):
         self.assertIn("2 of 5 answers have an unsupported or contradicted claim", text(f))
         # weighted: 100/120 * 2/3 + 20/120 * 0; var = W1^2 p(1-p)/(n-1) (1 - 3/100)
         w1, p = 100 / 120, 2 / 3
-        half = 1.959964 * (w1**2 * p * (1 - p) / 2 * 0.97) ** 0.5
-        self.assertIn(f'0.556</span> <span class="ci">[{w1 * p - half:.3f}, 1.000]', f)
-        self.assertIn("over 120 answers in the population", f)
+        var = w1**2 * p * (1 - p) / 2 * 0.97  # s2 has 0 of 2 failing: no variance
+        lo, hi = kg_interval(w1 * p, var, 5, 2)
+        self.assertIn(f'0.556</span> <span class="ci">[{lo:.3f}, {hi:.3f}]', f)
+        deff = var / (w1 * p * (1 - w1 * p) / 5)
+        self.assertIn(f"Covers 120 of 120 answers in the population (2 of 2 strata); design effect {deff:.2f}", f)
         self.assertIn('id="claim-ratio"><span class="num">0.833</span>', f)  # (2/3 + 1/2 + 1 + 1 + 1) / 5
         self.assertIn('id="claim-ratio-pooled"><span class="num">0.846</span>', f)  # 11 / 13
         r1 = np.array([2 / 3, 1 / 2, 1])
@@ -96,14 +98,16 @@ class ReportPageTests(TestCase):
         self.assertRegex(
             f,
             r"<td>s1</td><td class=\"num\">100</td><td class=\"num\">0.833</td>"
-            r"<td class=\"num\"><a>3</a></td><td class=\"num\"><a>2</a></td> <td><span class=\"num\">"
+            r"<td class=\"num\"><a>3</a></td><td class=\"num\"><a>3</a></td>"
+            r"<td class=\"num\"><a>2</a></td> <td><span class=\"num\">"
             r"0.667</span> <span class=\"ci\">\[0.208, 0.939\]</span></td><td><span class=\"num\">0.722"
             r"</span></td><td class=\"num\"><a>1</a></td><td class=\"num\"><a>1</a></td>",
         )
         self.assertRegex(
             f,
             r"<td>s2</td><td class=\"num\">20</td><td class=\"num\">0.167</td>"
-            r"<td class=\"num\"><a>2</a></td><td class=\"num\"><a>0</a></td> <td><span class=\"num\">"
+            r"<td class=\"num\"><a>2</a></td><td class=\"num\"><a>2</a></td>"
+            r"<td class=\"num\"><a>0</a></td> <td><span class=\"num\">"
             r"0.000</span> <span class=\"ci\">"
             r"\[0.000, 0.658\]",
         )
@@ -129,7 +133,7 @@ class ReportPageTests(TestCase):
         self.assertIn(f'id="iaa-alpha"><th>Krippendorff\'s alpha (nominal)</th><td><span class="num">{alpha:.3f}', a)
         self.assertIn(f'id="iaa-ac1"><th>Gwet\'s AC1</th><td><span class="num">{ac1(t):.3f}', a)
         self.assertIn("draw only tentative conclusions", a)  # alpha 0.728
-        self.assertIn("percentile bootstrap, 1000 resamples of answers", a)
+        self.assertIn("percentile bootstrap, 10000 resamples of answers", a)
         self.assertRegex(a, r'<th class="v-supported">supported</th><td><span class="num">0.952</span>')  # 20/21
         self.assertRegex(a, r'v-unsupported">unsupported</th><td><span class="num">0.500</span>')  # 2/4
         self.assertIn("CI not computable: undefined in over 10% of resamples", a)  # contradicted: used once
@@ -195,14 +199,19 @@ class ReportPageTests(TestCase):
     def test_it_shows_trend_and_effort(self):
         html = self.get()
         t = section(html, "trend")
-        p = fisher_exact([[2, 3], [0, 4]])[1]
-        self.assertIn("0 / 4", t)
-        self.assertIn("2 / 5", t)
+        plain = re.sub(r'<a href="[^"]+">(\d+)</a>', r"\1", t)
+        self.assertIn("0 / 4", plain)
+        self.assertIn("2 / 5", plain)
+        # Designs differ (W48 has s2), so answers are exchanged within s1 only: 2 failures among 7 answers,
+        # the current audit holds X ~ Hypergeom(7, 2, 3) of them; only X = 2 is as extreme: p = 5/35.
+        p = float(re.search(r"p = ([\d.]+)\)", t).group(1))
+        self.assertAlmostEqual(p, 5 / 35, delta=0.015)
         self.assertIn(
-            f"Change against the previous audit: 0.400 (Fisher&#x27;s exact test (two-sided; an "
-            f"expected count is below 10), p = {p:.4f}). No significant change at the 5% level.",
+            "Change in the population-weighted fail rate against the previous audit: 0.556 (permutation test "
+            "within strata (10000 resamples, seed 7) on the 0/1 fail indicator (an expected count is below 10)",
             t,
         )
+        self.assertIn("No significant change in the population fail rate at the 5% level.", t)
         self.assertIn("<svg", t)
         e = section(html, "effort")
         self.assertIn('id="hours">1.92</strong> over 10 submitted', e)  # 6900 s
@@ -224,7 +233,9 @@ class ReportPageTests(TestCase):
         self.assertEqual(data["judge"]["noise_floor"]["judge"]["agree"], 11)
         self.assertEqual(data["judge"]["guard_failed"], 1)
         self.assertAlmostEqual(data["effort"]["hours"]["value"], 6900 / 3600)
-        self.assertEqual(data["trend"]["points"][1]["change"]["test"][:14], "Fisher's exact")
+        self.assertEqual(data["trend"]["points"][1]["change"]["test"][:28], "permutation test within stra")
+        self.assertAlmostEqual(data["trend"]["points"][1]["weighted"]["value"], 5 / 9)
+        self.assertEqual(data["trend"]["points"][1]["sampled"]["value"], 0.4)
         ci = data["agreement"]["claims"]["cohen_kappa"]["ci"]
         self.assertIn(f"[{ci[0]:.3f}, {ci[1]:.3f}]", section(self.get(), "agreement"))
         self.assertEqual(json.loads(self.client.get(f"{self.url}report.json").content), data)  # seeded bootstrap
@@ -369,8 +380,13 @@ class ReportPageTests(TestCase):
             self.get(f"/reports/{big.id}/")
         with self.assertNumQueries(counts[0]):
             self.client.get(f"/reports/{big.id}/report.json")
-        with self.assertNumQueries(counts[0]):  # the htmx fragment builds the same report
-            self.client.get(f"/reports/{big.id}/", headers={"HX-Request": "true"})
+        fragment = []
+        for audit in (self.audit, big):  # the htmx fragment builds only the judge section
+            with CaptureQueriesContext(connection) as ctx:
+                self.client.get(f"/reports/{audit.id}/", headers={"HX-Request": "true"})
+            fragment.append(len(ctx))
+        self.assertEqual(fragment[0], fragment[1])
+        self.assertLess(fragment[0], counts[0])
 
     def big_audit(self):
         rows = KNOWN * 8  # 40 answers, 120 claims: more than one page of claims
@@ -479,7 +495,8 @@ class DegenerateReportTests(TestCase):
         html, data = self.check(audits[1])
         t = section(html, "trend")
         self.assertIn('class="reading flag-regression"', t)
-        self.assertIn("Regression: the fail rate rose significantly", t)
+        self.assertIn("Regression: the population fail rate rose significantly", t)
+        self.assertIn("exact permutation (conditional) test", t)  # 0 expected failures < 10; equal weights
         self.assertIn(f"p = {fisher_exact([[15, 15], [0, 30]])[1]:.4f}", t)
         self.assertIn('class="pt current regression"', t)
         self.assertTrue(data["trend"]["regression"])

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from annotations.report import stats_agreement as ag
+from annotations.report import stats_answers as an
 from annotations.report import stats_faithfulness as fa
 from annotations.report import stats_judge as jg
 from annotations.report import stats_trend as tr
@@ -161,21 +162,6 @@ def test_it_computes_judge_precision_recall_and_bad_claim_class():
     assert none["per_verdict"]["unsupported"]["precision"]["why"] == "not computable: the judge never said unsupported"
 
 
-def test_it_reproduces_the_two_proportion_test_and_the_fisher_fallback():
-    z = tr.compare_fail_rates(30, 400, 52, 400)
-    assert z["test"].startswith("two-proportion z-test")
-    assert round(z["z"], 4) == 2.5645 and round(z["p_value"], 4) == 0.0103
-    assert z["regression"] is True
-    f = tr.compare_fail_rates(2, 60, 9, 60)
-    assert f["test"].startswith("Fisher's exact test") and f["min_expected"] == pytest.approx(5.5)
-    assert round(f["p_value"], 4) == 0.0535 and f["regression"] is False
-    down = tr.compare_fail_rates(52, 400, 30, 400)
-    assert down["regression"] is False and "fall" in down["reading"]
-    assert tr.compare_fail_rates(0, 0, 3, 10)["why"].startswith("not computable")
-    zero = tr.compare_fail_rates(0, 10, 0, 10)
-    assert zero["p_value"] == 1.0 and zero["value"] == 0.0
-
-
 def test_it_reproduces_the_stratified_estimate():
     groups = [
         ("supported", 9000, [1] * 95 + [0] * 5),
@@ -184,7 +170,7 @@ def test_it_reproduces_the_stratified_estimate():
     ]
     naive = sum(sum(v) for _, _, v in groups) / 300
     assert r3(naive) == 0.783
-    est = fa.stratified_mean(groups)
+    est = fa.stratified_mean(groups, 0.05)
     assert r3(est["value"]) == 0.929
     var = sum(
         (N / 10000) ** 2 * p * (1 - p) / 99 * (1 - 100 / N)
@@ -195,7 +181,7 @@ def test_it_reproduces_the_stratified_estimate():
 
 def test_it_borrows_the_overall_variance_for_a_single_answer_stratum():
     groups = [("a", 100, [0, 1, 0, 1]), ("b", 50, [1])]
-    est = fa.stratified_mean(groups)
+    est = fa.stratified_mean(groups, 0.05)
     assert est["value"] == pytest.approx(100 / 150 * 0.5 + 50 / 150 * 1.0)
     everything = [0, 1, 0, 1, 1]
     s2_all = sum((x - 0.6) ** 2 for x in everything) / 4
@@ -204,13 +190,15 @@ def test_it_borrows_the_overall_variance_for_a_single_answer_stratum():
     half = 1.959964 * math.sqrt(var)
     assert est["ci"] == pytest.approx([est["value"] - half, min(1.0, est["value"] + half)])
     assert est["borrowed_variance"] == ["b"] and "borrow" in est["ci_method"]
-    one = fa.stratified_mean([("a", 10, [1])])
+    one = fa.stratified_mean([("a", 10, [1])], 0.05)
     assert one["ci"] is None and "has a single answer" in one["ci_why"]
 
 
 def frame(rows):
-    """rows: (stratum, N_h, supported, contradicted, unsupported, non_assertive)."""
-    return pd.DataFrame(rows, columns=["stratum", "stratum_population", *fa.COUNT_COLUMNS])
+    """rows: (stratum, N_h, supported, contradicted, unsupported, non_assertive); gold complete."""
+    f = pd.DataFrame(rows, columns=["stratum", "stratum_population", *fa.COUNT_COLUMNS])
+    bad = (f["n_contradicted"] + f["n_unsupported"]) > 0
+    return f.assign(complete=True, labelled=True, n_open=0, a_bad=bad, b_bad=bad)
 
 
 def test_it_computes_faithfulness_per_answer_and_per_stratum():
@@ -223,8 +211,8 @@ def test_it_computes_faithfulness_per_answer_and_per_stratum():
             ("y", 20, 4, 0, 0, 0),
         ]
     )
-    r = fa.faithfulness(f, seed=3)
-    assert r["answers"] == 5 and r["fails"] == 2
+    r = an.faithfulness(f, seed=3)
+    assert r["answers"] == 5 and r["fails"] == 2 and r["headline"] == "gold"
     assert r["fail_rate"]["value"] == pytest.approx(0.4)
     from statsmodels.stats.proportion import proportion_confint
 
@@ -245,17 +233,17 @@ def test_it_computes_faithfulness_per_answer_and_per_stratum():
 
 
 def test_it_says_why_faithfulness_is_not_computable():
-    empty = fa.faithfulness(frame([]))
+    empty = an.faithfulness(frame([]))
     assert empty["fail_rate"]["why"] == "not computable: no answer has complete gold labels yet"
-    single = fa.faithfulness(frame([("x", 50, 1, 0, 1, 0)]))
+    single = an.faithfulness(frame([("x", 50, 1, 0, 1, 0)]))
     assert single["fail_rate"]["value"] == 1.0
-    assert single["weighted"]["fail_rate"]["ci"] is None
-    assert "single answer" in single["weighted"]["fail_rate"]["ci_why"]
+    assert "single answer" in single["weighted"]["fail_rate"]["ci_method"]
     assert single["claim_ratio_mean"]["ci_why"] == "not computable: one answer only"
-    only_na = fa.faithfulness(frame([("x", 2, 0, 0, 0, 1), ("x", 2, 0, 0, 0, 3)]))
+    only_na = an.faithfulness(frame([("x", 2, 0, 0, 0, 1), ("x", 2, 0, 0, 0, 3)]))
     assert only_na["fail_rate"]["value"] == 0.0  # no scored claims: passes
     assert only_na["claim_ratio_mean"]["why"] == "not computable: no answer has a scored claim"
-    assert only_na["weighted"]["fail_rate"]["ci"] == [0.0, 0.0]  # census of the stratum
+    lo, hi = only_na["weighted"]["fail_rate"]["ci"]  # a census of the stratum still gets a width from n = 2
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 2))
     json.dumps(clean(only_na), allow_nan=False)
 
 
@@ -265,12 +253,13 @@ def test_it_computes_effort_and_the_series():
     assert e["median_minutes"]["value"] == pytest.approx(12.5)
     assert e["projected_hours"]["value"] == pytest.approx(12.5 * 2 * 150 / 60)
     assert tr.effort([], 150)["median_minutes"]["why"] == "not computable: no submitted assignments"
-    s = tr.fail_rate_series(
-        [
-            {"name": "w1", "fails": 30, "n": 400},
-            {"name": "w2", "fails": 0, "n": 0},
-            {"name": "w3", "fails": 52, "n": 400},
-        ]
-    )
-    assert s[0]["change"]["value"] is None and s[1]["fail_rate"]["value"] is None
-    assert s[2]["change"]["regression"] is True
+
+    def point(name, fails, n):  # one stratum, N = 10,000: p_w = fails / n, v = p (1 - p) / (n - 1) (1 - n / N)
+        p = fails / n if n else None
+        v = p * (1 - p) / (n - 1) * (1 - n / 10000) if n else None
+        strata = [("s", 10000, n, fails)] if n else []
+        return {"name": name, "summary": {"value": p, "variance": v, "strata": strata, "fails": fails, "n": n}}
+
+    s = tr.fail_rate_series([point("w1", 30, 400), point("w2", 0, 0), point("w3", 52, 400)])
+    assert s[0]["change"]["value"] is None and s[1]["change"]["value"] is None
+    assert s[2]["change"]["regression"] is True and s[2]["change"]["value"] == pytest.approx(22 / 400)

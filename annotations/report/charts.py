@@ -69,13 +69,14 @@ def forest_chart(rows, title):
     )
 
 
-def trend_chart(points, title="Fail rate by audit, with Wilson 95% CIs"):
-    """points: the report's trend points (name, current, fail_rate{value, ci}, change{regression})."""
-    pts = [p for p in points if p["fail_rate"]["value"] is not None]
+def trend_chart(points, title="Population-weighted fail rate by audit, Korn-Graubard 95% CIs"):
+    """points: the report's trend points (name, current, plot{value, ci, hollow}, change{regression}).
+    A provisional audit is drawn hollow, at the middle of its range (open disputes pass / fail)."""
+    pts = [p for p in points if p["plot"]["value"] is not None]
     if not pts:
         return ""
     width, height, left, bottom, top = 640, 240, 44, 46, 12
-    top_ci = max((p["fail_rate"]["ci"] or [0, p["fail_rate"]["value"]])[1] for p in pts)
+    top_ci = max((p["plot"]["ci"] or [0, p["plot"]["value"]])[1] for p in pts)
     y_max = next(m for m in (0.1, 0.2, 0.4, 0.6, 0.8, 1.0) if m >= min(top_ci, 1.0))  # round tick values
     step = (width - left - 20) / max(len(pts), 1)
     y = _scale(0.0, y_max, height - bottom, top)
@@ -87,29 +88,34 @@ def trend_chart(points, title="Fail rate by audit, with Wilson 95% CIs"):
     marks, line = [], []
     for i, p in enumerate(pts):
         cx = left + step * (i + 0.5)
-        fr = p["fail_rate"]
+        fr = p["plot"]
         lo, hi = fr["ci"] or (fr["value"], fr["value"])
         cls = (
             "pt"
             + (" current" if p.get("current") else "")
+            + (" provisional" if fr["hollow"] else "")
             + (" regression" if (p.get("change") or {}).get("regression") else "")
+        )
+        what = (
+            f"{p['provisional']['label']}, between {fr['low']:.3f} and {fr['high']:.3f}"
+            if fr["hollow"]
+            else f"population-weighted {fr['value']:.3f}"
         )
         line.append(f"{_f(cx)},{_f(y(fr['value']))}")
         marks.append(
             format_html(
                 '<g><line class="ci" x1="{cx}" x2="{cx}" y1="{}" y2="{}"/><circle class="{}" cx="{cx}" cy="{}" r="4">'
-                "<title>{}: {} of {} answers fail, {} (95% CI {} to {})</title></circle>"
+                "<title>{}: {} ({}); sample rate {} of {} answers</title></circle>"
                 '<text x="{cx}" y="{}" text-anchor="middle">{}</text></g>',
                 _f(y(lo)),
                 _f(y(hi)),
                 cls,
                 _f(y(fr["value"])),
                 p["name"],
+                what,
+                f"95% CI {lo:.3f} to {hi:.3f}" if fr["ci"] else "CI not computable",
                 p["fails"],
                 p["n"],
-                f"{fr['value']:.3f}",
-                f"{lo:.3f}",
-                f"{hi:.3f}",
                 height - bottom + 16,
                 _short(p["name"], max(10, int(step / 6.5))),
                 cx=_f(cx),

@@ -4,7 +4,7 @@ filtered by filters.py. Constant query count: judge versions, the audit's frames
 import math
 
 from annotations.report import filters, selectors
-from annotations.report.build import pick_version, tables
+from annotations.report.frames import pick_version, tables
 
 NEEDS_JUDGE = ("judge", "guard")
 
@@ -15,6 +15,13 @@ def _frames(audit, params):
     return version, cl, answers
 
 
+def _dynamic(cl, answers):
+    """The values of this audit that stratum=, annotator= and pair= accept."""
+    ids = sorted({int(x) for x in (*cl["ann_a"].dropna(), *cl["ann_b"].dropna())})
+    pairs = {f"{min(x, y)}-{max(x, y)}" for x, y in cl[["ann_a", "ann_b"]].dropna().astype(int).itertuples(index=False)}
+    return {"stratum": answers["stratum"].unique(), "annotator": [str(i) for i in ids], "pair": sorted(pairs)}
+
+
 def _check_judge(flt, version):
     if version is None and (any(k in flt for k in NEEDS_JUDGE) or flt.get("disagree") == "judge"):
         raise filters.BadFilter("This audit has no judge verdicts, so judge filters do not apply.")
@@ -22,7 +29,7 @@ def _check_judge(flt, version):
 
 def claims_behind(audit, params):
     version, cl, answers = _frames(audit, params)
-    flt = filters.parse(params, filters.CLAIM_CHOICES, answers["stratum"].unique())
+    flt = filters.parse(params, filters.CLAIM_CHOICES, _dynamic(cl, answers))
     _check_judge(flt, version)
     rows = cl[filters.claim_mask(cl, answers, flt)].sort_values(["item_position", "position"])
     return {"version": version, "filters": flt, "rows": rows}
@@ -30,7 +37,7 @@ def claims_behind(audit, params):
 
 def answers_behind(audit, params):
     version, cl, answers = _frames(audit, params)
-    flt = filters.parse(params, filters.ANSWER_CHOICES, answers["stratum"].unique())
+    flt = filters.parse(params, filters.ANSWER_CHOICES, _dynamic(cl, answers))
     _check_judge(flt, version)
     a = filters.answer_flags(cl, answers)
     return {"version": version, "filters": flt, "rows": a[filters.answer_mask(a, flt)].sort_values("position")}

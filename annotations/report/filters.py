@@ -16,16 +16,22 @@ CLAIM_CHOICES = {
     "a": VERDICTS,
     "b": VERDICTS,
     "either": VERDICTS,
-    "disagree": ("annotators", "judge"),
+    "disagree": ("annotators", "judge", "a_gold", "b_gold", "annotator"),
     "both": ("1",),
     "guard": ("failed", "passed"),
     "scope": ("complete",),
+    "open": ("1",),
+    "said": VERDICTS,
 }
 ANSWER_CHOICES = {
     "gold": ("fail", "pass", "any"),
     "judge": ("fail", "pass", "any"),
     "disagree": ("annotators", "judge"),
     "both": ("1",),
+    "labelled": ("both",),
+    "bound": ("pass", "fail"),
+    "a": ("fail",),
+    "b": ("fail",),
 }
 WORDS = {
     "gold": "gold verdict",
@@ -38,6 +44,12 @@ WORDS = {
     "guard": "evidence guard",
     "scope": "answers with",
     "stratum": "stratum",
+    "open": "open dispute (labelled by both, no gold yet)",
+    "said": "the annotator said",
+    "annotator": "annotator (user id)",
+    "pair": "annotator pair (user ids)",
+    "labelled": "labelled by",
+    "bound": "fails if every open dispute resolves as",
 }
 
 
@@ -45,16 +57,17 @@ class BadFilter(ValueError):
     pass
 
 
-def parse(params, choices, strata):
-    """params: a QueryDict/dict. Returns {name: value} for the filters given; unknown values raise BadFilter
-    naming the filter and what it accepts. Other parameters (page, version) are ignored."""
+def parse(params, choices, dynamic):
+    """params: a QueryDict/dict; dynamic: {name: values of this audit} (stratum, annotator, pair).
+    Returns {name: value} for the filters given; unknown values raise BadFilter naming the filter and
+    what it accepts. Other parameters (page, version) are ignored."""
     out = {}
-    for name, allowed in (*choices.items(), ("stratum", tuple(strata))):
+    for name, allowed in (*choices.items(), *((k, tuple(v)) for k, v in dynamic.items())):
         value = params.get(name, "")
         if value == "":
             continue
         if value not in allowed:
-            shown = ", ".join(allowed) if len(allowed) <= 30 else f"{len(allowed)} strata of this audit"
+            shown = ", ".join(allowed) if len(allowed) <= 30 else f"{len(allowed)} values of this audit"
             raise BadFilter(f"{name}={value!r} is not a valid filter; {name} must be one of: {shown}.")
         out[name] = value
     return out
@@ -95,6 +108,21 @@ def claim_mask(cl, answers, flt):
         m &= both & (cl["A"] != cl["B"])
     if flt.get("disagree") == "judge":
         m &= cl["gold"].notna() & cl["judge"].notna() & (cl["gold"] != cl["judge"])
+    if flt.get("disagree") in ("a_gold", "b_gold"):
+        slot = cl[flt["disagree"][0].upper()]
+        m &= slot.notna() & cl["gold"].notna() & (slot != cl["gold"])
+    if "annotator" in flt or flt.get("disagree") == "annotator" or "said" in flt:
+        mine = mine_verdict(cl, flt.get("annotator"))
+        m &= mine.notna()
+        if flt.get("disagree") == "annotator":
+            m &= cl["gold"].notna() & (mine != cl["gold"])
+        if "said" in flt:
+            m &= mine == flt["said"]
+    if "pair" in flt:
+        x, y = (int(v) for v in flt["pair"].split("-"))
+        m &= both & (((cl["ann_a"] == x) & (cl["ann_b"] == y)) | ((cl["ann_a"] == y) & (cl["ann_b"] == x)))
+    if "open" in flt:
+        m &= cl["gold"].isna() & cl["answer_id"].isin(answers.loc[answers["labelled"], "answer_id"])
     if "both" in flt:
         m &= both
     if "guard" in flt:
@@ -105,6 +133,14 @@ def claim_mask(cl, answers, flt):
     if "scope" in flt:
         m &= cl["answer_id"].isin(answers.loc[answers["complete"], "answer_id"])
     return m
+
+
+def mine_verdict(cl, annotator):
+    """The verdict the given annotator (user id as text; None: nobody) gave each claim, NaN if none."""
+    if annotator is None:
+        return cl["A"].where(False)
+    who = int(annotator)
+    return cl["A"].where(cl["ann_a"] == who).fillna(cl["B"].where(cl["ann_b"] == who))
 
 
 def answer_flags(cl, answers):
@@ -137,6 +173,15 @@ def answer_mask(a, flt):
         m &= a["judged"] & (a["jbad"] != a["gbad"])
     if "both" in flt:
         m &= a["both"]
+    if "labelled" in flt:
+        m &= a["labelled"]
+    if "bound" in flt:
+        m &= a["labelled"] & (a["gbad"] | ((a["n_open"] > 0) & (flt["bound"] == "fail")))
+    for name, col in (("a", "a_bad"), ("b", "b_bad")):
+        if name in flt:
+            m &= a["labelled"] & a[col]
+    if "annotator" in flt:
+        m &= a["submitted_by"].map(lambda s: int(flt["annotator"]) in s).astype(bool)
     if "stratum" in flt:
         m &= a["stratum"] == flt["stratum"]
     return m

@@ -1,7 +1,7 @@
 """Reads for the report: ORM rows -> plain pandas frames. One query per table, never one per claim."""
 
 import pandas as pd
-from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models import Count, F
 from django.db.models.functions import Substr
 
 from annotations.models import Assignment, GoldLabel, Label
@@ -46,7 +46,8 @@ def audit_frames(audit, judge_version_id):
         ["claim_id", "slot", "verdict"],
     )
     assignments = _frame(
-        Assignment.objects.filter(audit_answer__audit=audit), ["audit_answer_id", "slot", "status", "active_seconds"]
+        Assignment.objects.filter(audit_answer__audit=audit).annotate(name=F("annotator__username")),
+        ["audit_answer_id", "slot", "status", "active_seconds", "annotator_id", "name"],
     )
     gold = _frame(GoldLabel.objects.filter(audit=audit), ["claim_id", "verdict", "source"])
     judge = (
@@ -75,10 +76,10 @@ def dataset_gold_counts(dataset_id):
     )
     answers = _frame(
         AuditAnswer.objects.filter(audit__dataset_id=dataset_id)
-        .values("audit_id", "answer_id")
+        .values("audit_id", "answer_id", "stratum", "stratum_population")
         .annotate(n_claims=Count("answer__claims"))
         .order_by(),
-        ["audit_id", "answer_id", "n_claims"],
+        ["audit_id", "answer_id", "stratum", "stratum_population", "n_claims"],
     )
     submitted = _frame(
         Assignment.objects.filter(audit_answer__audit__dataset_id=dataset_id, status=Assignment.Status.SUBMITTED)
@@ -95,37 +96,6 @@ def dataset_gold_counts(dataset_id):
         ["audit_id", "answer_id", "verdict", "n"],
     )
     return {"audits": audits, "answers": answers, "submitted": submitted, "gold": gold}
-
-
-def cell_claims(audit, judge_version_id, judge, gold):
-    """The claims behind one confusion-matrix cell: gold says `gold`, the judge said `judge` ('none': no verdict)."""
-    verdicts = JudgeVerdict.objects.filter(claim=OuterRef("claim_id"), judge_version_id=judge_version_id)
-    qs = (
-        GoldLabel.objects.filter(audit=audit, verdict=gold)
-        .annotate(
-            judge_verdict=Subquery(verdicts.values("verdict")[:1]),
-            raw_verdict=Subquery(verdicts.values("raw_verdict")[:1]),
-            guard_passed=Subquery(verdicts.values("guard_passed")[:1]),
-            claim_text=F("claim__text"),
-            answer_id=F("claim__answer_id"),
-            external_id=F("claim__answer__external_id"),
-        )
-        .order_by("claim__answer_id", "claim__position")
-    )
-    qs = qs.filter(judge_verdict__isnull=True) if judge == "none" else qs.filter(judge_verdict=judge)
-    return list(
-        qs.values(
-            "claim_id",
-            "claim_text",
-            "answer_id",
-            "external_id",
-            "verdict",
-            "source",
-            "judge_verdict",
-            "raw_verdict",
-            "guard_passed",
-        )
-    )
 
 
 EXCERPT = 160  # characters of question/answer shown in drill-down lists

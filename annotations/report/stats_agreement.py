@@ -1,31 +1,40 @@
 """Agreement between two raters (annotator A vs B, or judge vs gold) on nominal verdicts.
 
-Point estimates come from the libraries (statsmodels cohens_kappa, krippendorff.alpha); Gwet's AC1 is
-not in them and is implemented from Gwet (2008). Confidence intervals: the cluster bootstrap of
-stats_bootstrap.py, which resamples ANSWERS, not claims.
+Point estimates: Krippendorff's alpha from the krippendorff library; Cohen's kappa (Cohen 1960) and
+Gwet's AC1 (Gwet 2008) from their closed forms on the k x k table (kappa is checked against
+statsmodels' cohens_kappa in the tests; its per-call overhead is too high for per-annotator tables).
+Confidence intervals: the cluster bootstrap of stats_bootstrap.py, which resamples ANSWERS, not claims.
 """
-
-import warnings
 
 import krippendorff
 import numpy as np
-from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
-from annotations.report.stats_bootstrap import batch_stats, cluster_tables, percentile_ci, resample_matrix
-from annotations.report.stats_common import not_computable, stat
-
-RESAMPLES = 1000
-
+from annotations.report.stats_bootstrap import (
+    RESAMPLES,
+    batch_stats,
+    ci_why,
+    cluster_tables,
+    percentile_ci,
+    resampler_for,
+)
+from annotations.report.stats_common import not_computable, not_informative, stat
 
 # ---------- point estimates on one k x k table (rows: rater 1, columns: rater 2) ----------
 
 
-def table_from_pairs(a, b, categories):
+def codes(values, categories):
+    """Index of each value in categories (a value outside them raises KeyError)."""
     index = {c: i for i, c in enumerate(categories)}
-    t = np.zeros((len(categories), len(categories)))
-    for x, y in zip(a, b, strict=True):
-        t[index[x], index[y]] += 1
-    return t
+    return np.fromiter((index[x] for x in values), dtype=np.intp, count=len(values))
+
+
+def table_from_pairs(a, b, categories):
+    a, b = list(a), list(b)
+    if len(a) != len(b):
+        raise ValueError("the two raters must rate the same items")
+    k = len(categories)
+    flat = codes(a, categories) * k + codes(b, categories)
+    return np.bincount(flat, minlength=k * k).reshape(k, k).astype(float)
 
 
 def percent_agreement(table):
@@ -33,6 +42,15 @@ def percent_agreement(table):
     if t.sum() == 0:
         return not_computable("no items were rated by both")
     return stat(np.trace(t) / t.sum(), agree=float(np.trace(t)), n=float(t.sum()))
+
+
+def single_class(t):
+    """Why a chance-corrected coefficient says nothing here (a rater used one class only), or None."""
+    raters = [name for name, m in (("the first rater", t.sum(1)), ("the second rater", t.sum(0))) if (m > 0).sum() < 2]
+    if not raters:
+        return None
+    who = "both raters" if len(raters) == 2 else raters[0]
+    return f"{who} used a single verdict, so the coefficient carries no information about agreement"
 
 
 def cohen_kappa(table):
@@ -43,9 +61,9 @@ def cohen_kappa(table):
     pe = (t.sum(1) / n) @ (t.sum(0) / n)
     if pe >= 1 - 1e-12:
         return not_computable("both raters used a single verdict, so chance agreement is 1")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return stat(sm_cohens_kappa(t).kappa)
+    if single_class(t):
+        return not_informative(single_class(t))
+    return stat((np.trace(t) / n - pe) / (1 - pe))  # Cohen (1960); tests check it against statsmodels
 
 
 def gwet_ac1(table):
@@ -57,6 +75,8 @@ def gwet_ac1(table):
         return not_computable("no items were rated by both")
     if q < 2:
         return not_computable("fewer than two categories")
+    if single_class(t):
+        return not_informative(single_class(t))
     pi = (t.sum(0) + t.sum(1)) / (2 * n)
     pe = (pi * (1 - pi)).sum() / (q - 1)
     return stat((np.trace(t) / n - pe) / (1 - pe))
@@ -128,7 +148,7 @@ def reliability_reading(alpha):
     return f"alpha {a:.3f} >= 0.8: labels are reliable."
 
 
-def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
+def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES, resampler=None):
     """All agreement figures of two raters on the same items, CIs by resampling clusters (answers)."""
     categories = list(categories)
     table = table_from_pairs(a, b, categories)
@@ -149,8 +169,8 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
         out["ci_why"] = "not computable: fewer than two answers to resample"
         return out
     per = cluster_tables(cluster_ids, a, b, categories)
-    rng = np.random.default_rng(seed)
-    tables = (resample_matrix(per.shape[0], resamples, rng) @ per).reshape(resamples, len(categories), -1)
+    rs = resampler_for(cluster_ids, resampler, seed, resamples)
+    tables = rs.sums(cluster_ids, per).reshape(rs.resamples, len(categories), -1)
     boot = batch_stats(tables)
     figures = [
         (out[name], boot[name]) for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha", "gwet_ac1")
@@ -158,8 +178,10 @@ def agreement(cluster_ids, a, b, categories, *, seed=0, resamples=RESAMPLES):
     figures += [(out["specific"][c], boot["specific"][:, i]) for i, c in enumerate(categories)]
     for figure, samples in figures:
         if figure["value"] is not None:
-            figure["ci"] = percentile_ci(samples)
+            figure["ci"], figure["ci_mc_error"] = percentile_ci(samples)
             if figure["ci"] is None:
-                figure["ci_why"] = "CI not computable: undefined in over 10% of resamples"
-    out["ci_method"] = f"percentile bootstrap, {resamples} resamples of answers (seed {seed})"
+                figure["ci_why"] = ci_why(samples)
+    out["ci_method"] = f"percentile bootstrap, {rs.resamples} resamples of answers (seed {rs.seed})"
+    errors = [f["ci_mc_error"] for f, _ in figures if f.get("ci_mc_error") is not None]
+    out["ci_mc_error_max"] = max(errors) if errors else None
     return out

@@ -28,6 +28,11 @@ def not_computable(why, **extra):
     return {"value": None, "ci": None, "why": f"not computable: {why}", **extra}
 
 
+def not_informative(why, **extra):
+    """A coefficient that can be computed but says nothing (e.g. kappa when a rater used one class)."""
+    return {"value": None, "ci": None, "why": f"not informative: {why}", **extra}
+
+
 def clean(obj):
     """Make a report JSON-safe: NaN/inf -> None, numpy scalars/arrays -> Python."""
     if isinstance(obj, dict):

@@ -1,23 +1,28 @@
 """Faithfulness from gold labels: per-answer fail rate and claim ratio, as sampled, per stratum and
-weighted to the population. Pure: takes a per-answer pandas frame, returns plain dicts.
+weighted to the population, plus the provisional range while disputes are open. Pure: takes a
+per-answer pandas frame, returns plain dicts.
 
-Population figures use the stratified estimator sum_h W_h m_h with W_h = N_h / N (N_h: the stratum's
-population, N: the sum over sampled strata) and m_h the stratum mean of the answers with complete gold.
-Its variance is sum_h W_h^2 s_h^2 / n_h (1 - n_h / N_h) (finite population correction; for a proportion
-s_h^2 / n_h = p_h (1 - p_h) / (n_h - 1)), and the 95% CI is the normal interval clipped to [0, 1].
-Chosen because it follows the audit's design exactly and is what the weights encode; its weakness is a
-rate near 0 or 1 in a small stratum (the normal interval is then too narrow), which is why the sampled
-Wilson interval is always shown beside it. A stratum sampled completely contributes no variance.
-A stratum with a single answer has no within-stratum variance estimate; it borrows the sample variance
-of all answers across strata (a collapsed-strata device: between-strata spread makes it, if anything,
-too wide), and the CI says so. With one answer in all, the CI is not computable.
-"""
+Population figures use the stratified estimator sum_h W_h m_h with W_h = N_h / N_covered over the
+strata that have data, m_h the stratum mean. Its variance is sum_h W_h^2 s_h^2 / n_h (1 - n_h / N_h)
+(finite population correction; a stratum sampled completely adds none). A stratum with a single answer
+borrows the sample variance of all answers (a collapsed-strata device, if anything too wide).
+Coverage is always stated: the strata and population covered, and the strata without data; when a
+stratum holding more than `min_share` of the population has no data the estimate is not computable.
+
+Interval for the weighted fail rate (a proportion): Korn and Graubard (1998), "Confidence intervals
+for proportions with small expected number of positive counts estimated from survey data", Survey
+Methodology 24(2): 193-201 (reviewed by Dean and Pagano 2015, Journal of Survey Statistics and
+Methodology 3(2)). A Clopper-Pearson interval on the effective sample size n* = p(1-p) / v, truncated
+at n and set to n when v = 0 (p = 0 or 1), with the degrees-of-freedom factor (t_{n-1} / t_{n-H})^2.
+It stays honest at 0 and 1 and with small strata: 0 failures in 11 answers never reads [0, 0].
+The design effect v / (p(1-p)/n) is shown beside it. The claim ratio (not a proportion) keeps the
+normal interval, clipped to [0, 1]."""
 
 import numpy as np
-import pandas as pd
-from scipy.stats import bootstrap
+from scipy.stats import beta, t
 from statsmodels.stats.proportion import proportion_confint
 
+from annotations.report.stats_bootstrap import RESAMPLES, ci_why, percentile_ci, resampler_for
 from annotations.report.stats_common import not_computable, stat
 
 COUNT_COLUMNS = ("n_supported", "n_contradicted", "n_unsupported", "n_non_assertive")
@@ -26,7 +31,7 @@ Z95 = 1.959963984540054
 
 def wilson(x, n):
     if n == 0:
-        return not_computable("no answers with complete gold")
+        return not_computable("no answers")
     lo, hi = proportion_confint(x, n, alpha=0.05, method="wilson")
     return stat(x / n, [lo, hi], x=int(x), n=int(n), ci_method="Wilson 95%")
 
@@ -41,101 +46,122 @@ def answer_outcomes(frame):
     return f
 
 
-def mean_with_ci(values, seed):
+def mean_with_ci(values, seed, resamples=RESAMPLES, *, ids=None, resampler=None):
+    """Mean of per-answer values (ids: their answers) with a percentile bootstrap CI over answers."""
     v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
+    ids = np.arange(len(v)) if ids is None else np.asarray(ids)
+    ok = np.isfinite(v)
+    v, ids = v[ok], ids[ok]
     if len(v) == 0:
         return not_computable("no answer has a scored claim")
     if len(v) < 2:
         return stat(v.mean(), n=1, ci_why="not computable: one answer only")
-    res = bootstrap((v,), np.mean, n_resamples=1000, method="percentile", rng=np.random.default_rng(seed))
-    ci = res.confidence_interval
-    return stat(
-        v.mean(),
-        [ci.low, ci.high] if v.min() < v.max() else [v.mean(), v.mean()],
-        n=len(v),
-        ci_method="percentile bootstrap over answers",
-    )
+    rs = resampler_for(ids, resampler, seed, resamples)
+    order = np.argsort(ids, kind="stable")
+    sums = rs.sums(ids, np.column_stack([v[order], np.ones(len(v))]))
+    with np.errstate(divide="ignore", invalid="ignore"):  # a resample without these answers: NaN
+        means = sums[:, 0] / sums[:, 1]
+    ci, mc = percentile_ci(means)
+    method = f"percentile bootstrap, {rs.resamples} resamples"
+    return stat(v.mean(), ci, n=len(v), ci_mc_error=mc, ci_why=ci_why(means), ci_method=method)
 
 
-def stratified_mean(groups):
-    """groups: list of (name, N_h, values). Returns the weighted mean with its design-based CI."""
-    groups = [(name, N, np.asarray(v, dtype=float)[np.isfinite(np.asarray(v, dtype=float))]) for name, N, v in groups]
-    empty = [name for name, N, v in groups if len(v) == 0 and N > 0]
-    if not groups or empty:
-        return not_computable(f"stratum {empty[0]!r} has no usable answers" if empty else "no strata")
+def coverage(groups, min_share):
+    """groups: (name, N_h, n_h). The strata and population covered, the strata without data, and the
+    stratum that blocks the estimate (the largest without data above min_share), if any."""
     total = sum(N for _, N, _ in groups)
-    if total <= 0:
-        return not_computable("the strata have no population size")
-    everything = np.concatenate([v for _, _, v in groups])
+    missing = [
+        {"stratum": str(name), "population": int(N), "share": N / total if total else None}
+        for name, N, n in groups
+        if n == 0
+    ]
+    covered = [(name, N) for name, N, n in groups if n > 0]
+    blocking = max((m for m in missing if (m["share"] or 0) > min_share), key=lambda m: m["share"], default=None)
+    return {
+        "population": int(total),
+        "covered_population": int(sum(N for _, N in covered)),
+        "strata_covered": len(covered),
+        "strata_total": len(groups),
+        "missing_strata": missing,
+        "blocking": blocking,
+    }
+
+
+def stratified(groups, min_share, what="data"):
+    """groups: (name, N_h, values) for every stratum of the design. Weighted mean over the covered strata,
+    its design-based variance, and the coverage. Returns (estimate, variance, cover, why)."""
+    groups = [(name, N, np.asarray(v, dtype=float)[np.isfinite(np.asarray(v, dtype=float))]) for name, N, v in groups]
+    cover = coverage([(name, N, len(v)) for name, N, v in groups], min_share)
+    if cover["blocking"]:
+        b = cover["blocking"]
+        why = (
+            f"stratum {b['stratum']!r} holds {b['share']:.1%} of the population (more than {min_share:.0%}) "
+            f"and has no {what}"
+        )
+        return None, None, cover, why
+    if not cover["strata_covered"]:
+        return None, None, cover, f"no stratum has {what}"
+    if cover["covered_population"] <= 0:
+        return None, None, cover, "the strata have no population size"
+    used = [(name, N, v) for name, N, v in groups if len(v)]
+    everything = np.concatenate([v for _, _, v in used])
     pooled = everything.var(ddof=1) if len(everything) >= 2 else None
-    est, var, why, borrowed = 0.0, 0.0, None, []
-    for name, N, v in groups:
-        w, n = N / total, len(v)
+    est, var, borrowed = 0.0, 0.0, []
+    for name, N, v in used:
+        w, n = N / cover["covered_population"], len(v)
         est += w * v.mean()
         if n >= N:
             continue  # census of this stratum: no sampling variance
         if n < 2:
             if pooled is None:
-                why = "not computable: the audit has a single answer, its variance is unknown"
-                continue
+                return est, None, cover | {"borrowed_variance": []}, None
             borrowed.append(str(name))
         var += w**2 * (v.var(ddof=1) if n >= 2 else pooled) / n * (1 - n / N)
-    ci = None if why else [max(0.0, est - Z95 * var**0.5), min(1.0, est + Z95 * var**0.5)]
-    method = "stratified normal 95% with finite population correction, clipped to [0, 1]"
-    if borrowed:
-        method += (
-            f"; {len(borrowed)} single-answer strat{'um' if len(borrowed) == 1 else 'a'} borrow the "
-            "variance of all sampled answers"
-        )
-    return stat(est, ci, population=int(total), ci_why=why, ci_method=method, borrowed_variance=borrowed)
+    return est, var, cover | {"borrowed_variance": borrowed, "n": len(everything)}, None
 
 
-def faithfulness(frame, seed=0):
-    """frame: one row per answer with complete gold: stratum, stratum_population and COUNT_COLUMNS."""
-    if len(frame) == 0:
-        why = "no answer has complete gold labels yet"
-        return {
-            "answers": 0,
-            "fail_rate": not_computable(why),
-            "claim_ratio_mean": not_computable(why),
-            "claim_ratio_pooled": not_computable(why),
-            "counts": dict.fromkeys(COUNT_COLUMNS, 0),
-            "strata": [],
-            "weighted": {"fail_rate": not_computable(why), "claim_ratio_mean": not_computable(why)},
-        }
-    f = answer_outcomes(pd.DataFrame(frame))
-    scored = int(f["scored"].sum())
-    out = {
-        "answers": len(f),
-        "fails": int(f["fail"].sum()),
-        "fail_rate": wilson(int(f["fail"].sum()), len(f)),
-        "claim_ratio_mean": mean_with_ci(f["ratio"], seed),
-        "claim_ratio_pooled": stat(f["n_supported"].sum() / scored, n=scored)
-        if scored
-        else not_computable("no scored claims"),
-        "counts": {c: int(f[c].sum()) for c in COUNT_COLUMNS} | {"scored": scored},
-        "answers_failing_with_contradiction": int((f["n_contradicted"] > 0).sum()),
-    }
-    groups = list(f.groupby("stratum", sort=True))
-    total = float(sum(g["stratum_population"].iloc[0] for _, g in groups))
-    out["strata"] = [
-        {
-            "stratum": str(name),
-            "population": int(g["stratum_population"].iloc[0]),
-            "answers": len(g),
-            "share": g["stratum_population"].iloc[0] / total if total else None,
-            "fail_rate": wilson(int(g["fail"].sum()), len(g)),
-            "claim_ratio_mean": stat(g["ratio"].mean())
-            if g["ratio"].notna().any()
-            else not_computable("no scored claim"),
-            "contradicted": int(g["n_contradicted"].sum()),
-            "unsupported": int(g["n_unsupported"].sum()),
-        }
-        for name, g in groups
-    ]
-    out["weighted"] = {
-        "fail_rate": stratified_mean([(n, g["stratum_population"].iloc[0], g["fail"]) for n, g in groups]),
-        "claim_ratio_mean": stratified_mean([(n, g["stratum_population"].iloc[0], g["ratio"]) for n, g in groups]),
-    }
-    return out
+def korn_graubard(p, var, n, strata):
+    """Korn-Graubard 95% interval (see the module docstring); returns (ci, n_eff, design_effect)."""
+    n_eff = min(n, p * (1 - p) / var) if var > 0 and 0 < p < 1 else float(n)  # v = 0: n* = n
+    deff = var / (p * (1 - p) / n) if var > 0 and 0 < p < 1 else None
+    df = max(n - strata, 1)
+    if n > 1:
+        n_eff *= (t.ppf(0.975, n - 1) / t.ppf(0.975, df)) ** 2
+    x = p * n_eff
+    lo = 0.0 if x <= 0 else beta.ppf(0.025, x, n_eff - x + 1)
+    hi = 1.0 if x >= n_eff else beta.ppf(0.975, x + 1, n_eff - x)
+    return [float(lo), float(hi)], float(n_eff), deff
+
+
+def _borrow_note(cover):
+    b = cover.get("borrowed_variance") or []
+    if not b:
+        return ""
+    return f"; {len(b)} single-answer strat{'um' if len(b) == 1 else 'a'} borrow the variance of all sampled answers"
+
+
+def stratified_proportion(groups, min_share, what="data"):
+    """Weighted fail rate (0/1 values) with the Korn-Graubard interval, the design effect and coverage."""
+    est, var, cover, why = stratified(groups, min_share, what)
+    cover.pop("blocking")
+    if why:
+        return not_computable(why, **cover)
+    method = "Korn-Graubard 95% (Clopper-Pearson on the effective sample size)" + _borrow_note(cover)
+    if var is None:  # one answer: no variance estimate, so the effective sample size is the sample size
+        method += "; the audit has a single answer, its variance is unknown: effective sample size n = 1"
+        cover["n"] = 1
+    ci, n_eff, deff = korn_graubard(est, var or 0.0, cover["n"], cover["strata_covered"])
+    return stat(est, ci, variance=var, n_eff=n_eff, design_effect=deff, ci_method=method, **cover)
+
+
+def stratified_mean(groups, min_share, what="data"):
+    """Weighted mean of values in [0, 1] with the normal design-based interval, clipped, and coverage."""
+    est, var, cover, why = stratified(groups, min_share, what)
+    cover.pop("blocking")
+    if why:
+        return not_computable(why, **cover)
+    if var is None:
+        return stat(est, None, ci_why="not computable: the audit has a single answer", **cover)
+    ci = [max(0.0, est - Z95 * var**0.5), min(1.0, est + Z95 * var**0.5)]
+    method = "stratified normal 95% with finite population correction, clipped to [0, 1]" + _borrow_note(cover)
+    return stat(est, ci, variance=var, ci_method=method, **cover)

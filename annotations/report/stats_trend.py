@@ -1,63 +1,115 @@
-"""Fail rate over time, the change against the previous audit, and reviewer effort. Pure."""
+"""Fail rate over time and the change against the previous audit, on the population. Pure.
+
+Each audit is summarised by its population-weighted fail rate and design-based variance (see
+stats_faithfulness). Two audits are compared by z = (p2 - p1) / sqrt(v1 + v2), two-sided, unless any
+expected count of the 2 x 2 table of sampled answers (audit x fail) is below 10. Then a permutation
+test on the 0/1 fail indicator: answers are exchanged between the audits WITHIN each stratum (strata
+matched by name; a stratum in one audit only stays as it is) and each audit's weighted rate is
+recomputed with its own weights, so the test respects both designs. Within a stratum every answer of
+an audit carries the same weight, so a permutation only changes how many failures each audit holds
+there: a hypergeometric draw per stratum (RESAMPLES draws, p = (1 + hits) / (1 + RESAMPLES)). When
+both audits are self-weighting (equal weights within each audit) the answers are exchanged across
+all strata and the exact permutation distribution is used, which is the exact conditional test.
+Sample rates (fails / answers) are shown beside, labelled as such: across designs they are not comparable.
+Provisional audits (gold incomplete) never raise a regression."""
 
 import numpy as np
-from scipy.stats import fisher_exact
-from statsmodels.stats.proportion import proportions_ztest
+from scipy.stats import hypergeom, norm
 
 from annotations.report.stats_common import not_computable, stat
-from annotations.report.stats_faithfulness import wilson
 
 MIN_EXPECTED = 10  # below this expected count the normal approximation is not trusted
 ALPHA = 0.05
+RESAMPLES = 10_000
 
 
-def compare_fail_rates(prev_fails, prev_n, fails, n):
-    """Current vs previous audit: two-proportion z-test, or Fisher's exact test when any expected
-    count of the 2x2 table is below 10. A significant rise is a regression."""
-    if prev_n == 0 or n == 0:
-        return not_computable("an audit has no answers with complete gold")
-    pooled = (prev_fails + fails) / (prev_n + n)
-    expected = np.array([prev_n, n])[:, None] * np.array([pooled, 1 - pooled])[None, :]
-    diff = fails / n - prev_fails / prev_n
-    if expected.min() < MIN_EXPECTED:
-        table = [[fails, n - fails], [prev_fails, prev_n - prev_fails]]
-        _, p = fisher_exact(table, alternative="two-sided")
-        test, z = "Fisher's exact test (two-sided; an expected count is below 10)", None
+def _rate(strata, counts):
+    """strata: [(name, N_h, n_h, x_h)]; counts: fails per stratum (array, possibly (B, H))."""
+    N = np.array([s[1] for s in strata], dtype=float)
+    n = np.array([s[2] for s in strata], dtype=float)
+    return (counts / n * (N / N.sum())).sum(-1)
+
+
+def _self_weighting(strata):
+    w = np.array([s[1] / s[2] for s in strata])
+    return bool(np.allclose(w, w[0], rtol=1e-9))
+
+
+def permutation_p(prev, cur, seed=0):
+    """Two-sided permutation p-value of the weighted difference (see the module docstring)."""
+    d_obs = _rate(cur, np.array([s[3] for s in cur])) - _rate(prev, np.array([s[3] for s in prev]))
+    if _self_weighting(prev) and _self_weighting(cur):
+        n1, n2 = sum(s[2] for s in prev), sum(s[2] for s in cur)
+        ones = sum(s[3] for s in prev) + sum(s[3] for s in cur)
+        x = np.arange(max(0, ones - n1), min(ones, n2) + 1)
+        d = x / n2 - (ones - x) / n1
+        pmf = hypergeom(n1 + n2, ones, n2).pmf(x)
+        return float(min(1.0, pmf[np.abs(d) >= abs(d_obs) - 1e-12].sum())), "exact permutation (conditional) test"
+    rng = np.random.default_rng(seed)
+    old = {s[0]: s for s in prev}
+    new = {s[0]: s for s in cur}
+    draws = {}  # stratum in both audits -> failures the current audit holds in each resample
+    for name in old.keys() & new.keys():
+        (_, _, n1, x1), (_, _, n2, x2) = old[name], new[name]
+        draws[name] = rng.hypergeometric(x1 + x2, n1 + n2 - x1 - x2, n2, size=RESAMPLES) if x1 + x2 else 0
+    c2 = np.column_stack([np.broadcast_to(draws.get(s[0], s[3]), RESAMPLES) for s in cur])
+    c1 = np.column_stack(
+        [np.broadcast_to(s[3] + new[s[0]][3] - draws[s[0]] if s[0] in draws else s[3], RESAMPLES) for s in prev]
+    )
+    d = _rate(cur, c2) - _rate(prev, c1)
+    hits = int((np.abs(d) >= abs(d_obs) - 1e-12).sum())
+    return (1 + hits) / (1 + RESAMPLES), f"permutation test within strata ({RESAMPLES} resamples, seed {seed})"
+
+
+def compare(prev, cur, seed=0):
+    """prev, cur: {"value", "variance", "strata": [(name, N_h, n_h, x_h)], "fails", "n", "provisional"}."""
+    if prev.get("provisional") or cur.get("provisional"):
+        label = cur["provisional"] or prev["provisional"]
+        return not_computable(f"{label}; no test and no regression until gold is complete", regression=False)
+    if prev["value"] is None or cur["value"] is None or not prev["n"] or not cur["n"]:
+        return not_computable("an audit has no population-weighted fail rate", regression=False)
+    pooled = (prev["fails"] + cur["fails"]) / (prev["n"] + cur["n"])
+    expected = np.array([prev["n"], cur["n"]])[:, None] * np.array([pooled, 1 - pooled])[None, :]
+    diff = cur["value"] - prev["value"]
+    var = (prev["variance"] or 0.0) + (cur["variance"] or 0.0)
+    z = None
+    if expected.min() < MIN_EXPECTED or var <= 0:
+        p, test = permutation_p(prev["strata"], cur["strata"], seed)
+        test += " on the 0/1 fail indicator (an expected count is below 10)"
     else:
-        z, p = proportions_ztest([fails, prev_fails], [n, prev_n])
-        test = "two-proportion z-test (pooled, two-sided)"
+        z = diff / var**0.5
+        p, test = float(2 * norm.sf(abs(z))), "z-test on the population-weighted rates (design-based variance)"
     regression = bool(p < ALPHA and diff > 0)
     return stat(
         diff,
         test=test,
-        z=None if z is None else float(z),
+        z=z,
         p_value=float(p),
         min_expected=float(expected.min()),
         regression=regression,
         reading=(
-            "Regression: the fail rate rose significantly"
+            "Regression: the population fail rate rose significantly"
             if regression
-            else "Significant fall in the fail rate"
+            else "Significant fall in the population fail rate"
             if p < ALPHA
-            else "No significant change"
+            else "No significant change in the population fail rate"
         )
         + " at the 5% level.",
     )
 
 
-def fail_rate_series(points):
-    """points: [{audit_id, name, created_at, fails, n, ...}] in time order -> each with its Wilson CI and
-    the change against the previous audit that has data."""
+def fail_rate_series(points, seed=0):
+    """points in time order, each with "summary" (compare's input) -> each with its change against the
+    previous audit that has data."""
     out, prev = [], None
     for pt in points:
-        row = dict(pt, fail_rate=wilson(pt["fails"], pt["n"]))
-        row["change"] = (
-            compare_fail_rates(prev["fails"], prev["n"], pt["fails"], pt["n"])
-            if prev and pt["n"]
-            else not_computable("no earlier audit with gold to compare")
-        )
-        if pt["n"]:
-            prev = pt
+        s = pt["summary"]
+        has_data = bool(s["n"]) or bool(s.get("labelled"))
+        row = dict(pt)
+        row["change"] = compare(prev, s, seed) if prev and has_data else not_computable("no earlier audit with data")
+        row["change"].setdefault("regression", False)
+        if has_data:
+            prev = s
         out.append(row)
     return out
 

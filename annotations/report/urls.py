@@ -7,4 +7,5 @@ urlpatterns = [
     path("<int:audit_id>/report.json", views.report_json, name="report_json"),
     path("<int:audit_id>/claims/", views.report_claims, name="report_claims"),
     path("<int:audit_id>/answers/", views.report_answers, name="report_answers"),
+    path("<int:audit_id>/mine/", views.report_mine, name="report_mine"),
 ]

@@ -2,46 +2,42 @@
 behind each linked number (drill-down lists).
 Leads only: the report shows judge verdicts, which annotators must never see."""
 
+from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
-from annotations.report import charts, drill, filters, selectors
-from annotations.report.build import build_report
-from annotations.report.links import add_links
+from annotations.models import Assignment
+from annotations.report import drill, filters, selectors
+from annotations.report.build import build_judge, build_mine, build_report
 from audit.models import Audit
 from audit.roles import lead_required
-
-
-def _charts(r):
-    f = r["faithfulness"]
-    rows = [
-        {"label": "all answers (sampled)", **f["fail_rate"]},
-        {"label": "population-weighted", **f["weighted"]["fail_rate"]},
-    ]
-    rows += [{"label": f"stratum {s['stratum']}", **s["fail_rate"]} for s in f["strata"]]
-    return {
-        "strata": charts.forest_chart(rows, "Fail rate by stratum, 95% CIs"),
-        "trend": charts.trend_chart(r["trend"]["points"]),
-    }
 
 
 @lead_required
 def report(request, audit_id):
     audit = get_object_or_404(Audit.objects.select_related("dataset"), pk=audit_id)
-    r = add_links(build_report(audit, request.GET.get("version")), audit.id)
-    ctx = {"audit": audit, "r": r, "charts": _charts(r) if not request.htmx else {}}
-    return render(request, "report/report.html#judge" if request.htmx else "report/report.html", ctx)
+    if request.htmx:
+        ctx = {"audit": audit, "r": build_judge(audit, request.GET.get("version"))}
+        return render(request, "report/report.html#judge", ctx)
+    return render(request, "report/report.html", {"audit": audit, "r": build_report(audit, request.GET.get("version"))})
 
 
 @lead_required
 def report_json(request, audit_id):
     audit = get_object_or_404(Audit, pk=audit_id)
-    response = JsonResponse(
-        add_links(build_report(audit, request.GET.get("version")), audit.id), json_dumps_params={"allow_nan": False}
-    )
+    response = JsonResponse(build_report(audit, request.GET.get("version")), json_dumps_params={"allow_nan": False})
     response["Content-Disposition"] = f'attachment; filename="report-{audit.id}.json"'
     return response
+
+
+@login_required
+def report_mine(request, audit_id):
+    """An annotator's own figures on an audit they labelled; nobody else's, no judge data."""
+    audit = get_object_or_404(Audit, pk=audit_id)
+    if not Assignment.objects.filter(audit_answer__audit=audit, annotator=request.user).exists():
+        raise Http404("You have no assignment on this audit.")
+    return render(request, "report/mine.html", {"audit": audit, "r": build_mine(audit, request.user.id)})
 
 
 PAGE_SIZE = 100

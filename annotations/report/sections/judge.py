@@ -1,0 +1,140 @@
+"""Judge versus gold section: confusion matrix, agreement, precision/recall, answer level and the
+noise floor (judge against gold next to each annotator against gold), with the links behind each count."""
+
+import numpy as np
+import pandas as pd
+
+from annotations.report.sections.agreement import PASS_FAIL, pass_fail
+from annotations.report.stats_agreement import agreement, table_from_pairs
+from annotations.report.stats_common import BAD, VERDICTS, clean, not_computable, stat
+from annotations.report.stats_judge import bad_claim_table, classification_summary, precision_recall, weighted_table
+from annotations.report.stats_noise import noise_floor
+
+JUDGE_ROWS = (*VERDICTS, "none")
+
+
+def _matrix(g, L):
+    counts = pd.crosstab(g["judge"], g["gold"]).reindex(index=JUDGE_ROWS, columns=VERDICTS, fill_value=0)
+    wsum = pd.crosstab(g["judge"], g["gold"], values=g["weight"], aggfunc="sum") if len(g) else counts * 0.0
+    wsum = wsum.reindex(index=JUDGE_ROWS, columns=VERDICTS).fillna(0.0)
+    return {
+        "columns": list(VERDICTS),
+        "rows": [
+            {
+                "judge": r,
+                "cells": [
+                    {
+                        "gold": c,
+                        "count": int(counts.loc[r, c]),
+                        "weighted": float(wsum.loc[r, c]),
+                        "url": L.claims(judge=r, gold=c),
+                    }
+                    for c in VERDICTS
+                ],
+            }
+            for r in JUDGE_ROWS
+        ],
+    }
+
+
+def _prf_rows(t, sampled, weighted, L):
+    rows = []
+    for name, table, i, yes, no in [("bad", bad_claim_table(t, VERDICTS).astype(int), 0, "bad", "not_bad")] + [
+        (v, t, i, v, f"not_{v}") for i, v in enumerate(VERDICTS)
+    ]:
+        tp, said, true = int(table[i, i]), int(table[i].sum()), int(table[:, i].sum())
+        src = (lambda s: s["bad_claim"]) if name == "bad" else (lambda s, n=name: s["per_verdict"][n])
+        rows.append(
+            {
+                "class": name,
+                "tp": tp,
+                "judge_total": said,
+                "gold_total": true,
+                "fp": said - tp,
+                "fn": true - tp,
+                "fp_url": L.claims(judge=yes, gold=no),
+                "judge_total_url": L.claims(judge=yes, gold="any"),
+                "fn_url": L.claims(gold=yes, judge=no),
+                "gold_total_url": L.claims(gold=yes, judge="any"),
+                "sampled": src(sampled),
+                "weighted": src(weighted),
+            }
+        )
+    return rows
+
+
+def _answers(cl, answers, x, L):
+    per = cl.assign(jbad=cl["judge"].isin(BAD), jmiss=cl["judge"].isna()).groupby("answer_id")[["jbad", "jmiss"]].any()
+    ans = answers[answers["complete"]].join(per, on="answer_id")
+    ans = ans[~ans["jmiss"].fillna(False).astype(bool)]
+    ans_j, ans_g = pass_fail(ans["jbad"].fillna(False)), pass_fail(ans["n_contradicted"] + ans["n_unsupported"] > 0)
+    ans_w = weighted_table(ans_j, ans_g, ans["weight"], PASS_FAIL)
+    a = agreement(ans["answer_id"].tolist(), ans_j, ans_g, PASS_FAIL, resampler=x.resampler)
+    return a | {
+        "fail_detection": precision_recall(table_from_pairs(ans_j, ans_g, PASS_FAIL), PASS_FAIL)["fail"],
+        "weighted_accuracy": stat(np.trace(ans_w) / ans_w.sum()) if ans_w.sum() else not_computable("no answers"),
+        "disagree": a["n"] - a["agree"],
+        "disagree_url": L.answers(disagree="judge"),
+        "n_url": L.answers(judge="any"),
+    }
+
+
+def _noise(s, x, L):
+    noise = s[s["A"].notna() & s["B"].notna()]
+    out = noise_floor(
+        noise["answer_id"].tolist(),
+        noise["judge"].tolist(),
+        noise["gold"].tolist(),
+        noise["A"].tolist(),
+        noise["B"].tolist(),
+        resampler=x.resampler,
+    )
+    same = {"judge": "any", "gold": "any", "both": "1"}
+    urls = {"judge": "judge", "A": "a_gold", "B": "b_gold", "annotators": "annotators"}
+    for key, disagree in urls.items():
+        out[key] = out[key] | {"disagree_url": L.claims(**same, disagree=disagree)}
+    waiting = int((x.cl["judge"].notna() & x.cl["gold"].isna()).sum())
+    if waiting:  # before adjudication the disputed claims are missing, so every figure leans to agreement
+        out["reading"] = f"Provisional ({waiting} judged claims still without gold): " + out["reading"]
+    return out | {"n_url": L.claims(**same)}
+
+
+def build(x):
+    L = x.links
+    if x.version is None:
+        return {"versions": x.versions, "version": None, "why": "not computable: no judge verdicts on this audit"}
+    cl = x.cl
+    g = cl[cl["gold"].notna()].assign(judge=lambda d: d["judge"].fillna("none"))
+    s = g[g["judge"] != "none"]
+    guard = x.f["judge"]["guard_passed"]
+    claims = agreement(
+        s["answer_id"].tolist(), s["judge"].tolist(), s["gold"].tolist(), VERDICTS, resampler=x.resampler
+    )
+    t = np.asarray(claims["table"], dtype=int)  # judge rows, gold columns
+    sampled = classification_summary(table_from_pairs(s["judge"], s["gold"], VERDICTS), VERDICTS)
+    weighted = classification_summary(weighted_table(s["judge"], s["gold"], s["weight"], VERDICTS), VERDICTS)
+    return clean(
+        {
+            "versions": x.versions,
+            "version": x.version,
+            "matrix": _matrix(g, L),
+            "without_verdict": int((g["judge"] == "none").sum()),
+            "without_verdict_url": L.claims(judge="none", gold="any"),
+            "awaiting_gold": int((cl["judge"].notna() & cl["gold"].isna()).sum()),
+            "awaiting_gold_url": L.claims(judge="any", gold="none"),
+            "guard_failed": int((guard == False).sum()),  # noqa: E712  (None: no evidence needed)
+            "guard_failed_url": L.claims(guard="failed"),
+            "numeric_flagged": int((x.f["judge"]["numeric_passed"] == False).sum()),  # noqa: E712  (None: not applicable)
+            "claims": claims
+            | {
+                "disagree": claims["n"] - claims["agree"],
+                "disagree_url": L.claims(disagree="judge"),
+                "n_url": L.claims(judge="any", gold="any"),
+            },
+            "sampled": sampled,
+            "weighted": weighted,
+            "prf_rows": _prf_rows(t, sampled, weighted, L),
+            "answers": _answers(cl, x.answers, x, L),
+            "noise_floor": _noise(s, x, L),
+        }
+    )

@@ -1,0 +1,115 @@
+"""The answer-level faithfulness figures of one audit: from complete gold, and provisional while gold is
+incomplete. Pure: one row per sampled answer in, plain dicts out.
+
+Input columns: stratum, stratum_population, the gold counts (COUNT_COLUMNS), complete (every claim has
+gold), labelled (both annotators submitted), n_open (claims both labelled, still without gold: open
+disputes), a_bad / b_bad (annotator A's / B's labels make the answer fail).
+
+Before adjudication, the answers with complete gold are the ones on which both annotators agreed
+everywhere: a passing-heavy subset. So while gold is incomplete the headline is provisional and covers
+every answer labelled by both: the fail rate if every open dispute resolves as pass (only settled bad
+claims fail an answer) and as fail (any open dispute fails it), and each annotator's own fail rate."""
+
+from annotations.report.stats_common import not_computable, stat
+from annotations.report.stats_faithfulness import (
+    COUNT_COLUMNS,
+    answer_outcomes,
+    mean_with_ci,
+    stratified_mean,
+    stratified_proportion,
+    wilson,
+)
+
+
+def _groups(f, column, rows):
+    return [(name, g["stratum_population"].iloc[0], g.loc[rows[g.index], column]) for name, g in f.groupby("stratum")]
+
+
+def _strata(f, done, min_share):
+    total = float(f.groupby("stratum")["stratum_population"].first().sum())
+    out = []
+    for name, g in f.groupby("stratum", sort=True):
+        d = g[done[g.index]]
+        N = int(g["stratum_population"].iloc[0])
+        out.append(
+            {
+                "stratum": str(name),
+                "population": N,
+                "share": N / total if total else None,
+                "sampled": len(g),
+                "answers": len(d),
+                "fails": int(d["fail"].sum()),
+                "fail_rate": wilson(int(d["fail"].sum()), len(d))
+                if len(d)
+                else not_computable("no answer with complete gold"),
+                "claim_ratio_mean": stat(d["ratio"].mean())
+                if d["ratio"].notna().any()
+                else not_computable("no scored claim"),
+                "contradicted": int(d["n_contradicted"].sum()),
+                "unsupported": int(d["n_unsupported"].sum()),
+                "small": bool(len(d) == 0 and total and N / total <= min_share),
+            }
+        )
+    return out
+
+
+def provisional(f, min_share):
+    lab = f["labelled"].astype(bool)
+    low = f["fail"].astype(bool)
+    high = low | (f["n_open"] > 0)
+    rate = lambda flags: wilson(int(flags[lab].sum()), int(lab.sum()))  # noqa: E731
+    weighted = lambda flags: stratified_proportion(  # noqa: E731
+        _groups(f.assign(v=flags.astype(int)), "v", lab), min_share, "answer labelled by both"
+    )
+    open_n = int(f.loc[lab, "n_open"].sum())
+    return {
+        "open_disputes": open_n,
+        "label": f"provisional: {open_n} dispute{'s' if open_n != 1 else ''} open",
+        "answers": int(lab.sum()),
+        "not_labelled": int((~lab).sum()),
+        "fails_if_pass": int((low & lab).sum()),
+        "fails_if_fail": int((high & lab).sum()),
+        "if_pass": rate(low),
+        "if_fail": rate(high),
+        "weighted_if_pass": weighted(low),
+        "weighted_if_fail": weighted(high),
+        "annotators": [
+            {"slot": s, "fails": int((f[col].astype(bool) & lab).sum()), "fail_rate": rate(f[col].astype(bool))}
+            for s, col in (("A", "a_bad"), ("B", "b_bad"))
+        ],
+    }
+
+
+def faithfulness(frame, *, seed=0, min_share=0.05, resampler=None):
+    f = answer_outcomes(frame.reset_index(drop=True))
+    done = f["complete"].astype(bool)
+    d = f[done]
+    scored = int(d["scored"].sum())
+    why = "no answer has complete gold labels yet"
+    out = {
+        "complete": bool(len(f) and done.all()),
+        "sampled": len(f),
+        "answers": int(done.sum()),
+        "fails": int(d["fail"].sum()),
+        "fail_rate": wilson(int(d["fail"].sum()), len(d)) if len(d) else not_computable(why),
+        "claim_ratio_mean": mean_with_ci(d["ratio"], seed, ids=d.get("answer_id"), resampler=resampler)
+        if len(d)
+        else not_computable(why),
+        "claim_ratio_pooled": stat(d["n_supported"].sum() / scored, n=scored)
+        if scored
+        else not_computable("no scored claims" if len(d) else why),
+        "counts": {c: int(d[c].sum()) for c in COUNT_COLUMNS} | {"scored": scored},
+        "strata": _strata(f, done, min_share),
+    }
+    what = "answer with complete gold"
+    out["weighted"] = {
+        "fail_rate": stratified_proportion(_groups(f, "fail", done), min_share, what)
+        if len(d)
+        else not_computable(why),
+        "claim_ratio_mean": stratified_mean(_groups(f, "ratio", done), min_share, what)
+        if len(d)
+        else not_computable(why),
+    }
+    out["headline"] = "gold" if out["complete"] else "provisional"
+    out["provisional"] = provisional(f, min_share) if len(f) else None
+    return out
