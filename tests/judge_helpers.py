@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.test import override_settings
 
-from audit.models import Claim, JudgeFailure, JudgeVerdict, Passage
+from audit.models import Answer, Claim, JudgeFailure, JudgeVerdict, Passage
 from tests.factories import make_answer, make_dataset
 from tests.fake_anthropic import FakeAnthropic, Gate
 
@@ -61,13 +61,19 @@ def stored_results():
     return decomposed + JudgeVerdict.objects.count() + JudgeFailure.objects.count()
 
 
+def open_items():
+    """Calls a run could make now: answers to decompose, claims to verify."""
+    return Answer.objects.filter(claims=None).count() + Claim.objects.filter(judge_verdicts=None).count()
+
+
 def kill_after(fake, n, exc, in_flight):
     """A progress hook for a deterministic kill: the fake answers the first n calls and holds every later
-    one; the hook raises exc once those n results are stored and `in_flight` more calls are held."""
-    fake.gate = Gate(after=n)
+    one; the hook raises exc once those n more results are stored and the runner's slots are full of held
+    calls (`in_flight` of them, or as many as there are calls left to make)."""
+    fake.gate, base = Gate(after=n), stored_results()
 
     def progress(run):
-        if stored_results() >= n and fake.gate.held >= in_flight:
+        if stored_results() >= base + n and fake.gate.held >= min(in_flight, open_items()):
             raise exc
 
     return progress

@@ -86,9 +86,9 @@ def collect(run, judge, rec, entry, progress):
             else:
                 verdicts.append((st, key, outcome.data))
         rec.store_verdicts(verdicts)
-    entry["collected"] = True
-    run.status, run.message = JudgeRun.Status.RUNNING, ""
-    rec.flush(force=True)
+        entry["collected"] = True
+        run.status, run.message = JudgeRun.Status.RUNNING, ""
+        rec.flush(force=True)  # the usage and "collected" are committed with the results
     if progress:
         progress(run)
 

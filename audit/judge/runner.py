@@ -186,10 +186,11 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
     try:
         while True:
             rec.flush()  # the heartbeat; raises LeaseLost once a resume has taken the run over
-            while len(in_flight) < window and not over_budget and (item := next_item()):
+            while len(in_flight) < window and (item := next_item()):
                 est = budget.estimate(item)
-                if not budget.allows(est):
-                    over_budget = True
+                if not budget.allows(est):  # wait for the calls in flight to settle; none left: over budget
+                    (verify_q if item.stage == "verify" else decompose_q).appendleft(item)
+                    over_budget = not in_flight
                     break
                 budget.reserve(est)
                 future = pool.submit(item.stage, item.params)
@@ -208,6 +209,7 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
                         rec.add_usage(outcome.usage)
                         run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
                     rec.store_verdicts(verdicts)
+                    rec.flush(force=True)  # the usage is committed with the results it paid for
             if progress:
                 progress(run)  # as results land, and at every quiet heartbeat
     finally:
