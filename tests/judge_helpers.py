@@ -26,14 +26,16 @@ def make_judged_answer(dataset=None, *, text=ANSWER, passages=PASSAGES, external
     return answer
 
 
-def numbered_answers(n, dataset=None, claims=3):
-    """n answers whose sentences are unique across answers, so requests can be told apart."""
+def numbered_answers(n, dataset=None, claims=3, padding=0):
+    """n answers whose sentences are unique across answers, so requests can be told apart; padding
+    lengthens each passage by that many characters (long passages can be cached)."""
     dataset = dataset or make_dataset()
     out = []
     for i in range(n):
         sentences = [f"Fact {i}-{j} is stated in passage {j}." for j in range(claims)]
+        more = ("More background text. " * (padding // 22 + 1))[:padding]
         passages = [
-            (f"doc-{j}", f"Background. Fact {i}-{j} is stated in passage {j}. More text.") for j in range(claims)
+            (f"doc-{j}", f"Background. Fact {i}-{j} is stated in passage {j}. More text. {more}") for j in range(claims)
         ]
         out.append(make_judged_answer(dataset, text=" ".join(sentences), passages=passages, external_id=f"n{i}"))
     return out
@@ -43,7 +45,7 @@ def numbered_answers(n, dataset=None, claims=3):
 def fake_server():
     """The fake server, with settings pointing the SDK at it (fast retries and batch polls)."""
     with (
-        FakeAnthropic() as server,
+        FakeAnthropic(min_cache_tokens=settings.JUDGE_MIN_CACHE_TOKENS) as server,
         override_settings(
             ANTHROPIC_BASE_URL=server.url,
             ANTHROPIC_API_KEY="test-key",
