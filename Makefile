@@ -8,7 +8,7 @@ PYTHON := $(shell for p in python3.12 python3.13 $$HOME/.pyenv/versions/3.12*/bi
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 PYTEST_ARGS ?=
 
-.PHONY: demo serve worker test test-sqlite test-postgres lint venv chromium postgres bench clean
+.PHONY: demo serve worker test test-sqlite test-postgres test-stress lint venv chromium postgres bench clean
 
 $(VENV)/.stamp: requirements.txt requirements-dev.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.12+ not found (tried python3.12, python3.13, pyenv)"; exit 1; }
@@ -58,6 +58,18 @@ test-postgres: venv chromium postgres
 	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 test: lint test-sqlite test-postgres
+
+# Not part of CI: the suite STRESS_RUNS times on SQLite and on PostgreSQL while a busy loop keeps every core
+# busy, to show no test depends on timing. Prints how many suite runs passed; narrow with PYTEST_ARGS.
+STRESS_RUNS ?= 3
+test-stress: venv chromium postgres
+	@pids=""; for i in $$(seq $$(nproc)); do $(PY) -c 'while True: pass' & pids="$$pids $$!"; done; \
+	trap 'kill $$pids' EXIT; ok=0; runs=0; \
+	for n in $$(seq $(STRESS_RUNS)); do for db in sqlite:///db-test.sqlite3 $(PG_URL); do \
+		runs=$$((runs + 1)); echo "== run $$n on $${db%%:*}"; \
+		DATABASE_URL=$$db $(VENV)/bin/pytest -p no:cacheprovider $(PYTEST_ARGS) && ok=$$((ok + 1)); \
+	done; done; \
+	echo "test-stress: $$ok of $$runs suite runs passed with $$(nproc) busy loops"; test $$ok = $$runs
 
 bench: venv
 	for b in bench/*_bench.py; do DEBUG=true $(PY) $$b || exit 1; done

@@ -2,13 +2,17 @@
 
 Prints wall time against the ideal `calls x delay / concurrency` for each concurrency (target: >= 90% of
 ideal), and, for reference, the same number of calls sent by a bare thread pool with the SDK and no
-database ("sdk"): on a small shared machine that ceiling is itself below the ideal.
+database ("sdk"): on a small shared machine that ceiling is itself below the ideal. The fake caches like
+the API (a prefix is readable once the first response writing it began; none under the model's minimum),
+and the passages are long enough to cache: "sibling reads" is the share of each answer's verify calls
+after the first that read the cache (target 100%), "read share" the cache reads among all cached tokens.
 Run: DEBUG=true .venv/bin/python bench/judge_bench.py [--answers 64] [--claims 5] [--delay 0.2] [--concurrency 8 32]
 The fake server runs in its own process (so its threads do not share our interpreter lock), on a throwaway
 SQLite file under /tmp.
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -58,8 +62,9 @@ def make_answers(name, n, claims):
             created_at=timezone.now(),
             content_hash="x" * 64,
         )
+        more = "More background text, long enough for the passages to be cached. " * 12
         Passage.objects.bulk_create(
-            Passage(answer=a, position=j, external_id=f"doc-{j}", text=f"Background text. {s} More background text.")
+            Passage(answer=a, position=j, external_id=f"doc-{j}", text=f"Background text. {s} {more}")
             for j, s in enumerate(sentences)
         )
     return ds
@@ -94,13 +99,15 @@ def main():
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32])
     args = parser.parse_args()
     setup_db()
+    from django.conf import settings
     from django.test.utils import override_settings
 
     import audit.judge.llm  # noqa: F401 - the SDK import (about a second here) is start-up, not throughput
     from audit.judge.services import judge_run_create, judge_run_execute
 
+    minimum = json.dumps(settings.JUDGE_MIN_CACHE_TOKENS)
     server = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_anthropic", "--delay", str(args.delay)],
+        [sys.executable, "-m", "tests.fake_anthropic", "--delay", str(args.delay), "--min-cache-tokens", minimum],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -113,7 +120,7 @@ def main():
         )
         print(
             f"{'concurrency':>11} {'calls':>6} {'wall s':>7} {'ideal s':>8} {'of ideal':>9} "
-            f"{'sdk s':>7} {'sdk/ideal':>9} {'claims':>7}"
+            f"{'sdk s':>7} {'sdk/ideal':>9} {'claims':>7} {'sibling reads':>13} {'read share':>10}"
         )
         for c in args.concurrency:
             ds = make_answers(f"c{c}", args.answers, args.claims)
@@ -126,9 +133,15 @@ def main():
             ideal = calls * args.delay / c
             assert run.status == "done" and run.claims_done == args.answers * args.claims, run.message
             ceiling = sdk_only(url, ds, calls, c)
+            # Each answer writes its prefix once (its first verify call); every later call should read it.
+            prefix = run.cache_write_tokens / args.answers if run.cache_write_tokens else 0
+            reads = run.cache_read_tokens / prefix if prefix else 0
+            siblings = args.answers * (args.claims - 1)
+            cached = run.cache_read_tokens + run.cache_write_tokens
             print(
                 f"{c:>11} {calls:>6} {wall:>7.2f} {ideal:>8.2f} {ideal / wall:>8.0%} {ceiling:>7.2f} "
-                f"{ideal / ceiling:>8.0%} {run.claims_done:>7}"
+                f"{ideal / ceiling:>8.0%} {run.claims_done:>7} {reads / siblings:>12.0%} "
+                f"{run.cache_read_tokens / cached if cached else 0:>9.0%}"
             )
     finally:
         server.terminate()

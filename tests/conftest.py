@@ -60,7 +60,7 @@ def browser():
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     pg = context.new_page()
-    pg.set_default_timeout(10_000)
+    pg.set_default_timeout(30_000)  # a guard against hanging, not a speed check: the machine may be busy
     errors = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
     pg.js_errors = errors

@@ -6,10 +6,14 @@ replies used first, one per /v1/messages call. A reply is a dict (sent as the JS
 as raw text, e.g. malformed JSON) or a FakeError (an HTTP error status). Run standalone for the bench:
 `python -m tests.fake_anthropic --delay 0.2` prints its URL.
 
-It bills like the API: every reply it produced is in `billed` (kind, what it was about, usage), whether or
-not the client was still there to read it; a reply longer than the request's max_tokens is cut there
-(stop_reason "max_tokens"). A `Gate` decides when a test's "kill" happens: it answers the first N calls
-and holds every later one until released, so a test can stop the run after exactly N stored results.
+It caches like the API's prompt caching: the prefix up to the last block with cache_control (tokens
+counted as characters / 4) is cached only when at least `min_cache_tokens[model]` long, and readable
+only once the first response that wrote it has begun (here: is being sent); until then every request
+with that prefix writes it again. It bills like the API: every reply it produced is in `billed` (kind,
+what it was about, usage), whether or not the client was still there to read it; a reply longer than
+the request's max_tokens is cut there (stop_reason "max_tokens"). A `Gate` decides when a test's
+"kill" happens: it answers the first N calls and holds every later one until released, so a test can
+stop the run after exactly N stored results.
 """
 
 import argparse
@@ -97,14 +101,16 @@ def default_handler(kind, body):
 
 
 class FakeAnthropic:
-    def __init__(self, *, delay=0.0, handler=None, batch_polls=1):
+    def __init__(self, *, delay=0.0, handler=None, batch_polls=1, min_cache_tokens=None):
         self.delay, self.handler, self.batch_polls = delay, handler or default_handler, batch_polls
+        self.min_cache_tokens = min_cache_tokens or {}
+        self.events = []  # ("arrive" | "reply", prefix key or None): the order the cache depends on
         self.requests, self.script, self.batches = [], deque(), {}
         self.gate = None  # a Gate, or None: every call answered at once
         self.billed = []  # every reply produced: {"kind", "about", "usage"}
         self.active = self.peak = 0  # /v1/messages calls being answered now, and the most at once
         self.lock = threading.Condition()
-        self._cache = set()
+        self.readable = set()  # cached prefixes a request can read
 
     # -- lifecycle
     def start(self, port=0):
@@ -162,29 +168,44 @@ class FakeAnthropic:
         text = reply if isinstance(reply, str) else json.dumps(reply)
         return self.message(body, text, batch)
 
-    def message(self, body, text, batch=False):
+    def prefix(self, body):
+        """(key, tokens) of the cacheable prefix, or (None, 0): no breakpoint, or under the minimum."""
         system = body.get("system", "")
-        cached = system[-1]["text"] if isinstance(system, list) and system[-1].get("cache_control") else ""
-        key = hashlib.sha256(json.dumps(system, sort_keys=True).encode()).hexdigest()
+        blocks = system if isinstance(system, list) else []
+        marked = [i for i, b in enumerate(blocks) if b.get("cache_control")]
+        if not marked:
+            return None, 0
+        head = blocks[: marked[-1] + 1]
+        tokens = sum(len(b["text"]) for b in head) // 4
+        if tokens < self.min_cache_tokens.get(body["model"], 0):
+            return None, 0
+        return hashlib.sha256(json.dumps([body["model"], head], sort_keys=True).encode()).hexdigest(), tokens
+
+    def message(self, body, text, batch=False):
+        key, cached = self.prefix(body)
+        system = body.get("system", "")
+        everything = (len(system) if isinstance(system, str) else sum(len(b["text"]) for b in system)) // 4
+        everything += len(json.dumps(body["messages"])) // 4
         with self.lock:
-            hit = key in self._cache
-            self._cache.add(key)
-        plain = len(json.dumps(body["messages"])) + len(system if isinstance(system, str) else system[0]["text"])
+            hit = key in self.readable
         stop = "end_turn"
         if len(text) // 4 > body["max_tokens"]:  # the model stops at max_tokens, mid-output
             text, stop = text[: body["max_tokens"] * 4], "max_tokens"
         usage = {
-            "input": plain // 4,
+            "input": everything - cached,
             "output": max(1, len(text) // 4),
-            "cache_write": 0 if hit else len(cached) // 4,
-            "cache_read": len(cached) // 4 if hit else 0,
+            "cache_write": 0 if hit else cached,
+            "cache_read": cached if hit else 0,
         }
         with self.lock:
             self.billed.append(
                 {"kind": kind_of(body), "about": body["messages"][0]["content"], "usage": usage, "batch": batch}
             )
+            if key:  # the response begins now: later requests can read the prefix
+                self.readable.add(key)
+                self.events.append(("reply", key))
         return {
-            "id": f"msg_{key[:12]}",
+            "id": f"msg_{hashlib.sha256(text.encode()).hexdigest()[:12]}",
             "type": "message",
             "role": "assistant",
             "model": body["model"],
@@ -308,6 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
     def _answer(self, fake, body):
+        with fake.lock:
+            fake.events.append(("arrive", fake.prefix(body)[0]))
         if fake.gate:
             fake.gate.admit()
         if fake.delay:
@@ -339,8 +362,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds per /v1/messages call")
+    parser.add_argument("--min-cache-tokens", default="{}", help='JSON, e.g. {"claude-sonnet-5-5": 1024}')
     args = parser.parse_args()
-    fake = FakeAnthropic(delay=args.delay).start(args.port)
+    fake = FakeAnthropic(delay=args.delay, min_cache_tokens=json.loads(args.min_cache_tokens)).start(args.port)
     print(fake.url, flush=True)
     threading.Event().wait()
 

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.test import override_settings
 
-from audit.models import Claim, JudgeFailure, JudgeVerdict, Passage
+from audit.models import Answer, Claim, JudgeFailure, JudgeVerdict, Passage
 from tests.factories import make_answer, make_dataset
 from tests.fake_anthropic import FakeAnthropic, Gate
 
@@ -26,14 +26,16 @@ def make_judged_answer(dataset=None, *, text=ANSWER, passages=PASSAGES, external
     return answer
 
 
-def numbered_answers(n, dataset=None, claims=3):
-    """n answers whose sentences are unique across answers, so requests can be told apart."""
+def numbered_answers(n, dataset=None, claims=3, padding=0):
+    """n answers whose sentences are unique across answers, so requests can be told apart; padding
+    lengthens each passage by that many characters (long passages can be cached)."""
     dataset = dataset or make_dataset()
     out = []
     for i in range(n):
         sentences = [f"Fact {i}-{j} is stated in passage {j}." for j in range(claims)]
+        more = ("More background text. " * (padding // 22 + 1))[:padding]
         passages = [
-            (f"doc-{j}", f"Background. Fact {i}-{j} is stated in passage {j}. More text.") for j in range(claims)
+            (f"doc-{j}", f"Background. Fact {i}-{j} is stated in passage {j}. More text. {more}") for j in range(claims)
         ]
         out.append(make_judged_answer(dataset, text=" ".join(sentences), passages=passages, external_id=f"n{i}"))
     return out
@@ -43,7 +45,7 @@ def numbered_answers(n, dataset=None, claims=3):
 def fake_server():
     """The fake server, with settings pointing the SDK at it (fast retries and batch polls)."""
     with (
-        FakeAnthropic() as server,
+        FakeAnthropic(min_cache_tokens=settings.JUDGE_MIN_CACHE_TOKENS) as server,
         override_settings(
             ANTHROPIC_BASE_URL=server.url,
             ANTHROPIC_API_KEY="test-key",
@@ -61,13 +63,19 @@ def stored_results():
     return decomposed + JudgeVerdict.objects.count() + JudgeFailure.objects.count()
 
 
+def open_items():
+    """Calls a run could make now: answers to decompose, claims to verify."""
+    return Answer.objects.filter(claims=None).count() + Claim.objects.filter(judge_verdicts=None).count()
+
+
 def kill_after(fake, n, exc, in_flight):
     """A progress hook for a deterministic kill: the fake answers the first n calls and holds every later
-    one; the hook raises exc once those n results are stored and `in_flight` more calls are held."""
-    fake.gate = Gate(after=n)
+    one; the hook raises exc once those n more results are stored and the runner's slots are full of held
+    calls (`in_flight` of them, or as many as there are calls left to make)."""
+    fake.gate, base = Gate(after=n), stored_results()
 
     def progress(run):
-        if stored_results() >= n and fake.gate.held >= in_flight:
+        if stored_results() >= base + n and fake.gate.held >= min(in_flight, open_items()):
             raise exc
 
     return progress

@@ -1,5 +1,6 @@
 """The workspace in real headless Chromium, driven by the keyboard."""
 
+import re
 import time
 
 import pytest
@@ -109,6 +110,9 @@ def test_it_shows_shortcuts_records_time_and_blocks_keys_while_typing(live_serve
     audit, mine = make_assigned_audit(ann, n_answers=2, n_claims=2)
     claim = mine[0].audit_answer.answer.claims.order_by("position").first()
     login(page, ann)
+    reports = []  # time on task as the page reports it
+    page.on("request", lambda r: r.url.endswith("/time/") and reports.append(r))
+    page.clock.install()  # the page's 1 s timer counts time on task; the test decides when a second passes
     page.goto(f"{live_server.url}/label/{mine[0].pk}/")
     page.keyboard.press("?")
     assert page.locator("dialog#shortcuts").is_visible()
@@ -121,18 +125,16 @@ def test_it_shows_shortcuts_records_time_and_blocks_keys_while_typing(live_serve
     page.wait_for_selector("#save-status:text('Saved')")
     page.keyboard.press("e")  # nothing selected: a clear message, no request
     assert "Select the evidence text" in page.locator("#save-status").inner_text()
-    for i in range(4):  # activity while the tab is visible and focused counts as time on task
-        page.mouse.move(100 + i * 20, 300)
-        time.sleep(0.8)
-    page.keyboard.press("]")  # leaving the page sends the pending seconds
+    page.clock.pause_at(time.time() * 1000 + 1000)
+    page.mouse.move(100, 300)  # activity while the tab is visible and focused counts as time on task
+    with page.expect_request(lambda r: r.url.endswith("/time/")):
+        page.clock.run_for(15_000)  # 15 counted seconds, then the periodic report
+    sent = [int(re.search(r'name="seconds"\r\n\r\n(\d+)', r.post_data).group(1)) for r in reports if r.response()]
+    mine[0].refresh_from_db()
+    assert sent[-1] >= 15 and mine[0].active_seconds == sum(sent)
+    page.clock.resume()
+    page.keyboard.press("]")
     page.wait_for_url(f"{live_server.url}/label/{mine[1].pk}/")
-    deadline = time.time() + 5
-    while time.time() < deadline:
-        mine[0].refresh_from_db()
-        if mine[0].active_seconds:
-            break
-        time.sleep(0.1)
-    assert 2 <= mine[0].active_seconds <= 10
     assert Label.objects.get(assignment=mine[0], claim=claim).note == "123"
     assert page.js_errors == []
 

@@ -3,7 +3,11 @@
 All decompose requests go as one batch; once it is collected, the verify requests of every claim go
 as a second one. Each batch id is saved on the run the moment the batch exists, so a restarted run
 polls and collects the batches it has instead of submitting again; collecting skips results already
-stored. Storage and the evidence guard are the same as in the direct mode (store.py)."""
+stored. Storage and the evidence guard are the same as in the direct mode (store.py).
+
+Caching in batches: the documentation promises cache hits only on a best-effort basis (requests of a
+batch run in any order and concurrently), so no call waits for another; it suggests the 1-hour cache
+duration for batches, which this module does not use yet (a 1-hour write costs 2x input, not 1.25x)."""
 
 import time
 
@@ -37,7 +41,7 @@ def run_batches(run, judge, rec, answer_ids, progress, retry_failed):
                 if stage == "decompose":
                     items = [Item(stage, st, None, judge.decompose_params(st.text))] if st.needs_decompose else []
                 else:
-                    items = verify_items(judge, st, st.todo_claims)
+                    items = verify_items(judge, st, st.todo_claims, lead=False)
                 for item in items:
                     est = budget.estimate(item)
                     over_budget = over_budget or not budget.allows(est)
@@ -86,9 +90,9 @@ def collect(run, judge, rec, entry, progress):
             else:
                 verdicts.append((st, key, outcome.data))
         rec.store_verdicts(verdicts)
-    entry["collected"] = True
-    run.status, run.message = JudgeRun.Status.RUNNING, ""
-    rec.flush(force=True)
+        entry["collected"] = True
+        run.status, run.message = JudgeRun.Status.RUNNING, ""
+        rec.flush(force=True)  # the usage and "collected" are committed with the results
     if progress:
         progress(run)
 

@@ -79,6 +79,11 @@ def _api_error(exc, note=""):
     )
 
 
+def min_cache_tokens(model):
+    table = settings.JUDGE_MIN_CACHE_TOKENS
+    return table.get(model, max(table.values()))
+
+
 def call_timeout(max_tokens):
     """JUDGE_TIMEOUT for the queue and the first token, plus the time to write max_tokens slowly."""
     return settings.JUDGE_TIMEOUT + max_tokens / SLOWEST_TOKENS_PER_SECOND
@@ -142,6 +147,11 @@ class LLMJudge:
     def rubric_params(self, question, passages, answer_text):
         """The answer-level rubric call (audit.judge.rubric): one per answer."""
         return rubric.rubric_params(self.spec, question, passages, answer_text)
+
+    def cacheable(self, context):
+        """False when the shared prefix is surely under the model's minimum cacheable length: a token
+        is at least one byte, so fewer bytes than the minimum cannot reach it."""
+        return sum(len(b["text"].encode()) for b in context) >= min_cache_tokens(self.spec["model"])
 
     def call(self, stage, params):
         timeout = call_timeout(params["max_tokens"])

@@ -202,6 +202,9 @@ class OfflineJudge:
     def decompose_params(self, answer_text):
         return {"answer_text": answer_text}
 
+    def cacheable(self, context):
+        return False
+
     def verify_context(self, passages):
         return passages
 

@@ -149,11 +149,31 @@ def items_for(judge, st):
     return verify_items(judge, st, st.todo_claims)
 
 
-def verify_items(judge, st, claims):
+def verify_items(judge, st, claims, lead=True):
+    """One answer's verify calls. They share a cached prefix (instructions and passages) that the API
+    can read only once the first response writing it has begun: with lead, one call goes now and the
+    others wait for its reply (release), unless the prefix is surely too short to cache."""
     if claims and st.context is None:
         st.context = judge.verify_context(st.passages)
     st.pending += len(claims)
-    return [Item("verify", st, cid, judge.verify_params(st.context, text)) for cid, text in claims]
+    items = [Item("verify", st, cid, judge.verify_params(st.context, text)) for cid, text in claims]
+    if lead and len(items) > 1 and judge.cacheable(st.context):
+        st.waiting, items = items[1:], items[:1]
+    return items
+
+
+def release(run, st, outcome, verify_q):
+    """After a verify reply: the answer's waiting calls go first in the queue (after an error, which
+    cached nothing, only the next one). The first billed reply of an answer that neither wrote nor
+    read the cache says its prefix is too short for the model to cache."""
+    u = outcome.usage
+    billed = bool(u["input"] or u["output"])
+    if billed and not st.cache_known:
+        st.cache_known = True
+        run.uncached_answers += not (u["cache_write"] or u["cache_read"])
+    go = st.waiting if billed else st.waiting[:1]
+    st.waiting = st.waiting[len(go) :]
+    verify_q.extendleft(reversed(go))
 
 
 def handle(judge, rec, item, outcome, verdicts, verify_q):
@@ -165,6 +185,8 @@ def handle(judge, rec, item, outcome, verdicts, verify_q):
         verify_q.extend(verify_items(judge, st, rec.store_claims(st, outcome.data)))
     else:
         verdicts.append((st, item.claim_id, outcome.data))
+    if item.stage == "verify":
+        release(rec.run, st, outcome, verify_q)
     st.pending -= 1
     return st.pending == 0
 
@@ -192,10 +214,11 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
     try:
         while True:
             rec.flush()  # the heartbeat; raises LeaseLost once a resume has taken the run over
-            while len(in_flight) < window and not over_budget and (item := next_item()):
+            while len(in_flight) < window and (item := next_item()):
                 est = budget.estimate(item)
-                if not budget.allows(est):
-                    over_budget = True
+                if not budget.allows(est):  # wait for the calls in flight to settle; none left: over budget
+                    (verify_q if item.stage == "verify" else decompose_q).appendleft(item)
+                    over_budget = not in_flight
                     break
                 budget.reserve(est)
                 future = pool.submit(item.stage, item.params)
@@ -214,6 +237,7 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
                         rec.add_usage(outcome.usage)
                         run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
                     rec.store_verdicts(verdicts)
+                    rec.flush(force=True)  # the usage is committed with the results it paid for
             if progress:
                 progress(run)  # as results land, and at every quiet heartbeat
     finally:

@@ -29,6 +29,7 @@ FLUSHED = [
     "cache_write_tokens",
     "cache_read_tokens",
     "cost_usd",
+    "uncached_answers",
     "started_at",
     "finished_at",
     "heartbeat_at",
@@ -49,6 +50,8 @@ class AnswerState:
     failed: set = field(default_factory=set)  # open failures: {(stage, claim_id or None)}
     context: object = None  # the verify system blocks, built once per answer
     pending: int = 0
+    waiting: list = field(default_factory=list)  # verify items sent once the first one's response has begun
+    cache_known: bool = False  # a billed verify reply showed whether the prefix is cached
 
     def passage_text(self, external_id):
         return next((t for pid, t in self.passages if pid == external_id), None)

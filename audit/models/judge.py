@@ -98,6 +98,8 @@ class JudgeRun(models.Model):
     cache_write_tokens = models.BigIntegerField(default=0)
     cache_read_tokens = models.BigIntegerField(default=0)
     cost_usd = models.FloatField(default=0.0)
+    # Answers whose passages were too short for the model to cache (their verify calls paid full input).
+    uncached_answers = models.PositiveIntegerField(default=0)
     budget_usd = models.FloatField(null=True, blank=True)
     budget_tokens = models.BigIntegerField(null=True, blank=True)
     message = models.TextField(blank=True)
@@ -122,6 +124,12 @@ class JudgeRun(models.Model):
             return None
         quiet = (timezone.now() - last).total_seconds()
         return int(quiet // 60) if quiet > settings.JUDGE_STALL_SECONDS else None
+
+    @property
+    def cache_minimum(self):
+        """The shortest prefix (tokens) the run's model caches."""
+        table = settings.JUDGE_MIN_CACHE_TOKENS
+        return table.get(self.judge_version.model, max(table.values()))
 
     @property
     def is_stalled(self):
