@@ -10,6 +10,8 @@ from annotations.adjudication import export, selectors, services
 from audit import roles
 from audit.models import Audit, AuditAnswer, Verdict
 
+GOLD_CONTEXT = {"verdict_choices": Verdict.choices, "verdict_sets": Verdict.sets()}
+
 
 @roles.adjudicator_required
 def queue(request):
@@ -23,14 +25,11 @@ def _item_or_404(request, audit_id, item_id):
         item = selectors.adjudication_item(audit_id, item_id)
     except AuditAnswer.DoesNotExist:
         raise Http404("No such answer in this audit.") from None
-    slots = {a.slot: a for a in item.assignment_list}
-    if set(slots) != {"A", "B"} or any(a.status != "submitted" for a in slots.values()):
-        raise Http404("Both annotators must submit this answer before it can be adjudicated.")
     try:
-        services.check_may_adjudicate(request.user, item, {a.annotator_id for a in slots.values()})
-    except PermissionDenied:
-        raise Http404("You labelled this answer; another adjudicator must resolve it.") from None
-    item.slots = slots
+        services.check_may_adjudicate(request.user, item, item.assignment_list)
+    except PermissionDenied as e:
+        raise Http404(str(e)) from None
+    item.slots = {a.slot: a for a in item.assignment_list}
     return item
 
 
@@ -47,14 +46,13 @@ def adjudicate(request, audit_id, item_id):
     current = _current_row(rows, request.GET.get("claim", ""))
     by_kind = {k: [r for r in rows if r["kind"] == k] for k in ("disputed", "judge_review", "agreed")}
     partial = request.htmx and request.htmx.target == "passages"
-    prev, nxt = (None, None) if partial else selectors.adjudication_neighbours(request.user, item.audit, item)
+    nav = {} if partial else selectors.adjudication_neighbours(request.user, item.audit, item)
     ctx = {
+        **GOLD_CONTEXT,
+        **nav,
         "item": item,
         "audit": item.audit,
         "current": current,
-        "verdict_choices": Verdict.choices,
-        "prev_item": prev,
-        "next_item": nxt,
         "disputed": by_kind["disputed"],
         "review": by_kind["judge_review"],
         "agreed": by_kind["agreed"],
@@ -98,9 +96,24 @@ def gold_save(request, audit_id, item_id, claim_id):
         "row": selectors.with_form(row, post),
         "error": error,
         "saved": post is None,
-        "verdict_choices": Verdict.choices,
+        **GOLD_CONTEXT,
     }
     return render(request, "adjudication/adjudicate.html#claim_block", ctx, status=status)
+
+
+@roles.adjudicator_required
+@require_POST
+def take_all(request, audit_id, item_id):
+    """Take annotator A's (or B's) label, with one reason, for every disputed claim of the answer that has
+    no adjudicated gold yet."""
+    item = _item_or_404(request, audit_id, item_id)
+    slot, reason = request.POST.get("slot", ""), request.POST.get("reason", "")
+    try:
+        n = services.gold_take_all(item, selectors.claim_rows(item), slot, user=request.user, reason=reason)
+        messages.success(request, f"Took {slot.upper()}'s label for {n} claim{'s' if n != 1 else ''}.")
+    except services.AdjudicationError as e:
+        messages.error(request, f"Nothing taken: {e}")
+    return redirect("adjudicate", audit_id, item_id)
 
 
 def _int(value):
