@@ -8,7 +8,6 @@
   const blocks = () => Array.from(root.querySelectorAll(".claim-block")), claim = document.getElementById("current-claim");
   const form = () => current && current.querySelector("form.gold-form");
   let current = null;
-
   function setCurrent(block, load) {
     if (!block) return;
     if (current && current.dataset.claim !== block.dataset.claim) NS.sentenceCursor.hide();
@@ -23,11 +22,7 @@
     const all = blocks(), i = all.indexOf(current);
     setCurrent(all[Math.min(all.length - 1, Math.max(0, i < 0 ? 0 : i + step))], true);
   };
-  function check(name, value) {
-    const input = form() && form().querySelector(`input[name="${name}"][value="${value}"]`);
-    if (input && !input.disabled) input.checked = true;
-    return !!(input && !input.disabled);
-  }
+  const check = (name, value) => { const i = form() && form().querySelector(`input[name="${name}"][value="${value}"]`); return !!(i && !i.disabled && (i.checked = true)); };
   function verdict(v) { // the evidence choice stays, greyed out where the verdict takes none
     if (check("verdict", v)) form().querySelector(".gold-evidence").classList.toggle("unused", !sets.needs_evidence.includes(v));
   }
@@ -36,9 +31,8 @@
     if (v) { verdict(v); if (!check("evidence", slot)) check("evidence", "none"); }
   }
   function takeSelection(block) {
-    const f = block && block.querySelector("form.gold-form"), s = NS.evidence();
+    const f = block && block.querySelector("form.gold-form"), s = NS.evidence(), out = f && f.querySelector(".new-evidence");
     if (!f) return;
-    const out = f.querySelector(".new-evidence");
     if (!s || s.error) { out.textContent = (s && s.error) || "Select text in a passage (or move the sentence cursor with . and ,) first."; return; }
     ["passage", "start", "end"].forEach((k) => { f.elements[k].value = s[k]; });
     f.querySelector('input[name=evidence][value="new"]').checked = true;
@@ -48,9 +42,8 @@
     const link = document.querySelector(`.answer-nav [data-nav="${which}"]`);
     if (link && link.href) location.assign(link.href); else if (link) NS.say(link.textContent, true);
   }
-  function help() { const d = document.getElementById("adjudication-help"); if (d.open) d.close(); else d.showModal(); }
-  function save() { const f = form(); if (f) f.requestSubmit(); }
-
+  const help = () => { const d = document.getElementById("adjudication-help"); if (d.open) d.close(); else d.showModal(); };
+  const save = () => form() && form().requestSubmit();
   const keys = {
     j: () => move(1), k: () => move(-1), a: () => take("a"), b: () => take("b"), s: () => takeSelection(current),
     r: () => form() && form().elements.reason.focus(), "]": () => go("next"), "[": () => go("prev"), "?": help,
@@ -59,7 +52,6 @@
   };
   ["supported", "contradicted", "unsupported", "non_assertive"].forEach((v, i) => { keys[i + 1] = () => verdict(v); });
   NS.keys(keys, () => current);
-
   root.addEventListener("focusin", (ev) => { const b = ev.target.closest(".claim-block"); if (b && b !== current) setCurrent(b, true); });
   root.addEventListener("click", (ev) => { if (ev.target.closest("[data-action=take-selection]")) takeSelection(ev.target.closest(".claim-block")); });
   document.querySelectorAll("[data-action=help]").forEach((b) => b.addEventListener("click", help));
@@ -70,9 +62,8 @@
   });
   function announceDone() { // every dispute of the answer settled: say where ] goes
     const open = root.querySelectorAll('.claim-block.kind-disputed[data-gold=""]');
-    const next = document.querySelector('.answer-nav [data-nav="next"]'), status = document.querySelector("[data-answer-status]");
-    if (open.length || !root.querySelector(".kind-disputed")) return;
-    status.textContent = `Every disputed claim of this answer is settled: press ] for ${next && next.rel === "next" ? "the next answer with disputes." : "the queue."}`;
+    const next = document.querySelector('.answer-nav [data-nav="next"]') || {}, where = next.rel === "next" ? "press ] for the next answer with disputes." : next.href ? "press ] for the queue." : next.textContent;
+    if (!open.length && root.querySelector(".kind-disputed")) document.querySelector("[data-answer-status]").textContent = `Every disputed claim of this answer is settled: ${where}`;
   }
   setCurrent(root.querySelector(`.claim-block[data-claim="${claim.value}"]`) || blocks()[0], false);
 })();

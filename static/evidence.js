@@ -1,7 +1,6 @@
-/* Shared by the workspace and the adjudication page (window.ClaimAudit): text selected in a passage as
- * {passage, start, end, text} (offsets in code points of the stored text, as Python counts), the sentence
- * cursor over the passages, passage search and jump, the status line and the key dispatcher. A passage is
- * one element with data-passage (or data-passage-id) whose text is the stored text, split by <mark>s. */
+/* Shared by the workspace and adjudication (window.ClaimAudit): a passage selection as {passage, start, end, text}
+ * (code points of the stored text, as Python counts), the sentence cursor, passage search and jump, the status line,
+ * the key dispatcher. A passage is one [data-passage] (or [data-passage-id]) element: the stored text split by marks. */
 (() => {
   "use strict";
   const NS = (window.ClaimAudit = window.ClaimAudit || {});
@@ -10,13 +9,12 @@
   const pid = (el) => el.getAttribute("data-passage") || el.getAttribute("data-passage-id");
   const cp = (s) => Array.from(s).length; // code points
   const hl = window.CSS && CSS.highlights;
+  const trim = (t, s, e) => { while (s < e && /\s/.test(t[s])) s++; while (e > s && /\s/.test(t[e - 1])) e--; return [s, e]; };
   let cached = null;
-
   NS.say = (text, bad) => document.querySelectorAll("[data-evidence-status]").forEach((el) => {
     el.textContent = text;
     el.classList.toggle("bad", !!bad);
   });
-
   function rangeInPassage(range, el) {
     const r = range.cloneRange(), whole = document.createRange(), before = document.createRange();
     whole.selectNodeContents(el); // a selection running past the passage is clipped to it
@@ -24,17 +22,13 @@
     if (r.compareBoundaryPoints(Range.END_TO_END, whole) > 0) r.setEnd(el, el.childNodes.length);
     before.setStart(el, 0);
     before.setEnd(r.startContainer, r.startOffset);
-    const full = el.textContent;
-    let s = before.toString().length, e = s + r.toString().length;
-    while (s < e && /\s/.test(full[s])) s++;
-    while (e > s && /\s/.test(full[e - 1])) e--;
+    const full = el.textContent, at = before.toString().length, [s, e] = trim(full, at, at + r.toString().length);
     return s < e ? { passage: pid(el), start: cp(full.slice(0, s)), end: cp(full.slice(0, e)), text: full.slice(s, e) } : null;
   }
-
   function fromSelection() {
-    const sel = getSelection();
-    if (!sel || !sel.rangeCount || sel.isCollapsed) return null;
-    const range = sel.getRangeAt(0), hits = passages().filter((el) => range.intersectsNode(el));
+    const sel = getSelection(), range = sel && sel.rangeCount && !sel.isCollapsed && sel.getRangeAt(0);
+    if (!range) return null;
+    const hits = passages().filter((el) => range.intersectsNode(el));
     if (hits.length > 1) return { error: "Select text inside one passage only." };
     return hits.length ? rangeInPassage(range, hits[0]) : null;
   }
@@ -46,7 +40,6 @@
     if (!sel.isCollapsed) { const got = fromSelection(); cached = got && !got.error ? got : null; }
     else if (el && el.closest(PASSAGE)) cached = null;
   });
-
   /* Sentences: an end is . ! or ? (plus closing quotes or brackets) before whitespace, or glued to a
    * capital letter after a word ("blood.For"); never after an abbreviation or initial ("Dr.", "e.g.",
    * "U.S.", "J.") nor inside a number ("3.5"). Spans are UTF-16 offsets into the text. */
@@ -54,75 +47,57 @@
   function sentenceSpans(text) {
     const out = [], re = /[.!?]+["'\u201d\u2019)\]\u00bb]*(?=(\s)|(\p{Lu}))/gu;
     let start = 0, m;
-    const push = (s, e) => {
-      while (s < e && /\s/.test(text[s])) s++;
-      while (e > s && /\s/.test(text[e - 1])) e--;
-      if (s < e) out.push([s, e]);
-    };
+    const push = (s, e) => { const span = trim(text, s, e); if (span[0] < span[1]) out.push(span); };
     while ((m = re.exec(text))) {
-      const word = /[\p{L}\d.]*$/u.exec(text.slice(start, m.index))[0];
-      if (m[0][0] === "." && ABBR.test(text.slice(Math.max(0, m.index - 12), m.index))) continue;
-      if (m[2] && !/\p{Ll}{2}$|\d$/u.test(word)) continue; // "U.S.Army", ".NET" stay whole
+      const before = text.slice(Math.max(start, m.index - 12), m.index);
+      if ((m[0][0] === "." && ABBR.test(before)) || (m[2] && !/\p{Ll}{2}$|\d$/u.test(before))) continue; // "U.S.Army", ".NET"
       push(start, re.lastIndex);
       start = re.lastIndex;
     }
     push(start, text.length);
     return out;
   }
-
   function domRange(el, s, e) { // UTF-16 offsets over the element's text nodes, marks included
     const r = document.createRange(), walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-    let seen = 0, n;
     r.selectNodeContents(el);
-    while ((n = walker.nextNode())) {
+    for (let seen = 0, n; (n = walker.nextNode()); seen += n.data.length) {
       if (s >= seen && s < seen + n.data.length) r.setStart(n, s - seen);
       if (e > seen && e <= seen + n.data.length) { r.setEnd(n, e - seen); break; }
-      seen += n.data.length;
     }
     return r;
   }
-
   function reveal(range, el) { // scroll only the passages pane, not the page under it
-    const pane = el.closest(".pane") || el.parentElement, box = range.getBoundingClientRect();
-    const view = pane.getBoundingClientRect(), margin = 40;
-    if (box.top < view.top + margin) pane.scrollTop -= view.top + margin - box.top;
-    else if (box.bottom > view.bottom - margin) pane.scrollTop += Math.min(box.top - view.top - margin, box.bottom - view.bottom + margin);
+    const pane = el.closest(".pane") || el.parentElement, box = range.getBoundingClientRect(), view = pane.getBoundingClientRect();
+    if (box.top < view.top + 40) pane.scrollTop -= view.top + 40 - box.top;
+    else if (box.bottom > view.bottom - 40) pane.scrollTop += Math.min(box.top - view.top - 40, box.bottom - view.bottom + 40);
   }
-
   // ---- the sentence cursor: {passage id, at: UTF-16 start of its first sentence, count}, drawn while in use
   let cursor = null, shown = false;
   function locate() {
     const all = passages(), p = cursor ? all.findIndex((el) => pid(el) === cursor.passage) : -1;
-    if (p < 0) return null;
-    const spans = sentenceSpans(all[p].textContent);
+    const spans = p < 0 ? [] : sentenceSpans(all[p].textContent);
     let i = 0;
     while (i < spans.length - 1 && spans[i][1] <= cursor.at) i++;
     return spans.length ? { all, p, i, spans, n: Math.min(cursor.count, spans.length - i) } : null;
   }
   const cursorRange = (loc) => domRange(loc.all[loc.p], loc.spans[loc.i][0], loc.spans[loc.i + loc.n - 1][1]);
-
   function draw(scroll) {
     if (hl) hl.delete("sentence-cursor");
-    const loc = shown && locate();
-    if (!loc) return null;
-    const range = cursorRange(loc);
-    if (hl) hl.set("sentence-cursor", new Highlight(range));
-    if (scroll) reveal(range, loc.all[loc.p]);
+    const loc = shown && locate(), range = loc && cursorRange(loc);
+    if (range && hl) hl.set("sentence-cursor", new Highlight(range));
+    if (range && scroll) reveal(range, loc.all[loc.p]);
     return loc;
   }
-
   function place(p, i, count) { // show the cursor on sentence i of passage p
     const el = passages()[p], spans = el ? sentenceSpans(el.textContent) : [];
     if (!spans[i]) return false;
     NS.clearPassageSelection(); // the latest thing pointed at is the evidence
-    cursor = { passage: pid(el), at: spans[i][0], count: count || 1 };
-    shown = true;
+    [cursor, shown] = [{ passage: pid(el), at: spans[i][0], count: count || 1 }, true];
     const loc = draw(true), span = rangeInPassage(cursorRange(loc), loc.all[loc.p]);
     const which = loc.n > 1 ? `sentences ${loc.i + 1}\u2013${loc.i + loc.n}` : `sentence ${loc.i + 1}`;
     NS.say(`Evidence: passage ${p + 1}, ${which}${span ? `: \u201c${span.text}\u201d` : ""}`);
     return true;
   }
-
   function move(step) { // over passage boundaries and empty passages; stays at the first or last sentence
     const loc = locate(), all = passages(); // i null: the last sentence of passage p
     let p = loc ? loc.p : step > 0 ? 0 : all.length - 1;
@@ -132,14 +107,12 @@
     }
     return loc ? place(loc.p, loc.i) : false;
   }
-
   // ---- search: every hit highlighted; Enter puts the cursor on the sentence of the next hit
   let hits = [], hit = -1;
   function search(q) {
-    hits = [];
-    hit = -1;
-    if (hl) hl.delete("search-hit");
     const needle = q.trim().toLowerCase();
+    [hits, hit] = [[], -1];
+    if (hl) hl.delete("search-hit");
     if (needle.length < 2) return 0;
     passages().forEach((el, p) => {
       const text = el.textContent.toLowerCase();
@@ -151,17 +124,13 @@
   function nextHit() {
     if (!hits.length) return NS.say("No passage contains that text.", true);
     hit = (hit + 1) % hits.length;
-    const h = hits[hit], spans = sentenceSpans(passages()[h.p].textContent);
-    place(h.p, Math.max(0, spans.findIndex((s) => s[1] > h.at)));
+    const h = hits[hit];
+    place(h.p, Math.max(0, sentenceSpans(passages()[h.p].textContent).findIndex((s) => s[1] > h.at)));
   }
   const box = document.getElementById("passage-search");
-  if (box) {
-    box.addEventListener("input", () => NS.say(box.value.trim().length < 2 ? "" : `${search(box.value)} hits: Enter goes to the next.`));
-    box.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); nextHit(); } });
-  }
-
-  NS.sentenceSpans = sentenceSpans;
-  NS.rangeInPassage = rangeInPassage;
+  if (box) box.addEventListener("input", () => NS.say(box.value.trim().length < 2 ? "" : `${search(box.value)} hits: Enter goes to the next.`));
+  if (box) box.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); nextHit(); } });
+  Object.assign(NS, { sentenceSpans, rangeInPassage });
   NS.sentenceCursor = {
     move,
     extend: (step) => {
@@ -176,13 +145,10 @@
   NS.evidence = () => fromSelection() || cached || NS.sentenceCursor.current();
   NS.passageSelection = () => fromSelection() || cached;
   NS.clearPassageSelection = () => { cached = null; const sel = getSelection(); if (sel) sel.removeAllRanges(); };
-
   const typing = (el) => !!el && !!el.tagName && (el.isContentEditable || /^(TEXTAREA|SELECT)$/.test(el.tagName) ||
     (el.tagName === "INPUT" && !/^(checkbox|radio|button|submit|reset)$/.test(el.type)));
-
-  /* keys(map, home): one keydown handler per page. Shortcuts pause while typing (Escape leaves the field
-   * for home(), the current row or block); p then digits jumps to passage n; . , Shift+arrows and / drive
-   * the cursor and the search on both pages. */
+  /* keys(map, home): the page's one keydown handler. Shortcuts pause while typing (Escape leaves the field for home());
+   * p then digits jumps to passage n; . , Shift+arrows and / drive the cursor and the search on both pages. */
   NS.keys = (map, home) => {
     let digits = null;
     const common = {
@@ -200,12 +166,11 @@
       if (digits !== null && /^\d$/.test(k)) { ev.preventDefault(); digits += k; NS.sentenceCursor.jump(+digits); return; }
       digits = null;
       const inPane = t.closest && t.closest(".passages-pane, #passages");
-      if (ev.shiftKey && (k === "ArrowRight" || k === "ArrowLeft") && !inPane && t.type !== "radio") {
+      if (inPane && /^Arrow(Down|Up)$/.test(k)) return; // arrows scroll the focused pane
+      if (ev.shiftKey && /^Arrow(Right|Left)$/.test(k) && !inPane && t.type !== "radio") {
         ev.preventDefault();
-        NS.sentenceCursor.extend(k === "ArrowRight" ? 1 : -1);
-        return;
+        return NS.sentenceCursor.extend(k === "ArrowRight" ? 1 : -1);
       }
-      if (inPane && (k === "ArrowDown" || k === "ArrowUp")) return; // arrows scroll the focused pane
       const name = (ev.ctrlKey ? "Ctrl+" : "") + (ev.shiftKey && k === "Enter" ? "Shift+" : "") + k;
       const fn = map[name] || (!ev.ctrlKey && common[k]);
       if (fn && fn(ev) !== false) ev.preventDefault();
