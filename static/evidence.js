@@ -163,7 +163,13 @@
         if (!ev.ctrlKey || k !== "Enter") return;
       }
       if (document.querySelector("dialog[open]") && k !== "?") return; // the dialog handles Escape
-      if (digits !== null && /^\d$/.test(k)) { ev.preventDefault(); digits += k; NS.sentenceCursor.jump(+digits); return; }
+      if (digits !== null && /^\d$/.test(k)) { // p 1 7: passage 17; ends when no further digit could make a passage number
+        ev.preventDefault();
+        NS.sentenceCursor.jump(+(digits += k));
+        if (+digits * 10 > passages().length) digits = null;
+        return;
+      }
+      if (digits !== null && k === "Enter") return ev.preventDefault(), (digits = null);
       digits = null;
       const inPane = t.closest && t.closest(".passages-pane, #passages");
       if (inPane && /^Arrow(Down|Up)$/.test(k)) return; // arrows scroll the focused pane

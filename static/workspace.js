@@ -111,7 +111,8 @@
   }
   setInterval(flush, 15000), addEventListener("pagehide", flush);
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
-  const first = rows().find((r) => !r.dataset.verdict) || rows()[0]; // start on the first claim without a verdict
-  if (first) select(first.dataset.claim, true);
-  refresh();
+  htmx.onLoad((el) => { // once htmx has processed the page: start on the first claim without a verdict
+    const first = el === document.body && (rows().find((r) => !r.dataset.verdict) || rows()[0]);
+    if (first && !current) select(first.dataset.claim, true), refresh();
+  });
 })();
