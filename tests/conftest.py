@@ -66,7 +66,7 @@ def login(live_server):
     """login(page, user): log in through the real form."""
 
     def do(pg, user):
-        pg.goto(f"{live_server.url}/login/")
+        pg.goto(f"{live_server.url}/login/", timeout=60_000)  # the server's first request loads the URLconf
         pg.fill("input[name=username]", user.username)
         pg.fill("input[name=password]", PASSWORD)
         pg.keyboard.press("Enter")
