@@ -39,7 +39,8 @@ def test_it_shows_every_span_where_evidence_overlaps_and_the_missing_reason_inli
     both = page.locator("#passages .passage-text mark.evidence.ev-a.judge")  # A's span inside the judge's: both named
     assert both.inner_text() == "Paris"
     assert both.get_attribute("title") == "Evidence: A, judge"
-    assert page.locator("#passages .passage-text mark.evidence.judge:not(.ev-a)").first.inner_text() == " is the capital of France"
+    judge_only = page.locator("#passages .passage-text mark.evidence.judge:not(.ev-a)").first
+    assert judge_only.inner_text() == " is the capital of France"
     styles = both.evaluate("m => [getComputedStyle(m).boxShadow, getComputedStyle(m).textDecorationLine]")
     assert "rgb(31, 122, 61)" in styles[0] and styles[1] == "underline"  # A's underline and the judge's, stacked
     assert page.locator(".legend mark.ev-a, .legend mark.ev-b, .legend mark.judge, .legend mark.gold").count() == 4
