@@ -114,6 +114,25 @@ def adjudication_queue(user):
     return list(by_audit.values())
 
 
+def filter_queue(entries, status="", q=""):
+    """The queue's disputed claims narrowed to a status ("open": no gold yet, "resolved") and to claims whose
+    text or answer id contains q (case-insensitive); counts stay those of the whole audit."""
+    q = q.casefold()
+    for entry in entries:
+        kept = {}
+        for item_id, rows in entry["answers"].items():
+            rows = [
+                r
+                for r in rows
+                if (not status or (r["gold"] is None) == (status == "open"))
+                and (q in r["claim"]["text"].casefold() or q in r["external_id"].casefold())
+            ]
+            if rows:
+                kept[item_id] = rows
+        entry["answers"], entry["filtered"] = kept, bool(status or q)
+    return entries
+
+
 def adjudication_neighbours(user, audit, item):
     """{prev_item, next_item, earlier_open} around item, in the queue's order (answer position) and by its
     rules, links as {"id", "external_id"} or None. Next: the first later answer with an unresolved dispute

@@ -16,7 +16,10 @@ GOLD_CONTEXT = {"verdict_choices": Verdict.choices, "verdict_sets": Verdict.sets
 @roles.adjudicator_required
 def queue(request):
     done = request.GET.get("done", "")  # the audit whose last dispute the adjudicator just left
-    ctx = {"audits": selectors.adjudication_queue(request.user), "done": int(done) if done.isdigit() else None}
+    status, q = request.GET.get("status", ""), request.GET.get("q", "").strip()[:200]
+    status = status if status in ("open", "resolved") else ""
+    audits = selectors.filter_queue(selectors.adjudication_queue(request.user), status, q)
+    ctx = {"audits": audits, "done": int(done) if done.isdigit() else None, "status": status, "q": q}
     return render(request, "adjudication/queue.html", ctx)
 
 

@@ -238,8 +238,8 @@ def queue(user, audit_id):
     )
     if not items:
         raise Http404("You have no answers in this audit.")
-    for item in items:
-        item.minutes = round(item.active_seconds / 60, 1)
+    for i, item in enumerate(items, start=1):
+        item.minutes, item.index = round(item.active_seconds / 60, 1), i
     return audit, items
 
 

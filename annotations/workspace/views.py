@@ -153,7 +153,15 @@ def queue(request, audit_id):
     audit, items = selectors.queue(request.user, audit_id)
     done = sum(i.status == Assignment.Status.SUBMITTED for i in items)
     nxt = next((i.pk for i in items if i.status != Assignment.Status.SUBMITTED), None)
-    return render(request, "workspace/queue.html", {"audit": audit, "items": items, "done": done, "next_id": nxt})
+    status, q = request.GET.get("status", ""), request.GET.get("q", "").strip()[:200]
+    shown = [
+        i
+        for i in items
+        if (not status or i.status == status) and q.casefold() in i.audit_answer.answer.question.casefold()
+    ]
+    ctx = {"audit": audit, "items": items, "shown": shown, "done": done, "next_id": nxt, "status": status, "q": q}
+    ctx["statuses"] = Assignment.Status.choices
+    return render(request, "workspace/queue.html", ctx)
 
 
 @require_POST
