@@ -197,3 +197,30 @@ def test_it_defines_the_verdict_sets_once_on_the_choices():
         "is_bad": ["contradicted", "unsupported"],
         "is_scored": ["supported", "contradicted", "unsupported"],
     }
+
+
+class AuditFormTests(TestCase):
+    def setUp(self):
+        from tests.sampling_helpers import bulk_answers
+
+        self.ds = make_dataset("d")
+        bulk_answers(self.ds, 20, meta=lambda i: {"model": ["a", "b"][i % 2], "doc_type": "faq"})
+        self.client.force_login(make_user("lead", "lead"))
+
+    def post(self, **extra):
+        data = {"dataset": self.ds.id, "size": 10, "allocation": "proportional", "min_per_stratum": 0, **extra}
+        return self.client.post("/audits/new/", data, headers=HX)
+
+    def test_it_refuses_an_unknown_meta_key_and_names_the_fields_there_are(self):
+        r = self.post(strata="meta.modle")
+        self.assertContains(r, "no answer in the population has metadata field &#x27;modle&#x27;")
+        self.assertContains(r, "available: meta.doc_type, meta.model")
+        self.assertContains(self.post(strata="meta.model"), "meta.model=a")
+
+    def test_it_asks_for_the_failure_rate_only_under_neyman(self):
+        self.assertContains(self.post(strata="meta.model", default_fail_rate=""), "meta.model=a")
+        r = self.post(strata="meta.model", allocation="neyman", default_fail_rate="")
+        self.assertContains(r, "Neyman allocation needs an expected failure rate.")
+        page = self.client.get("/audits/new/").content.decode()
+        label = page[page.index("Expected failure rate (Neyman)") :][:200]
+        assert " *" not in label.split("<")[0]  # not marked required
