@@ -5,7 +5,7 @@ every page (see the page fixture), contrast included."""
 import pytest
 
 from annotations.models import GoldLabel
-from audit.models import AuditAnswer, Claim, HistoryEvent, JudgeVerdict
+from audit.models import AuditAnswer, Claim, HistoryEvent, JudgeVerdict, Passage
 from tests.adjudication_helpers import add_judge, build_audit, submit_all
 from tests.factories import make_user
 
@@ -33,6 +33,7 @@ def test_it_shows_every_span_where_evidence_overlaps_and_the_missing_reason_inli
     add_judge(audit, lambda c: "supported")
     [c0] = Claim.objects.filter(answer=item.answer, position=0)
     JudgeVerdict.objects.filter(claim=c0).update(evidence="Paris is the capital of France")  # covers A's "Paris"
+    Passage.objects.filter(answer=item.answer).update(source="https://example.org/" + "a-long-path-segment-" * 12)
     login(page, adj)
     page.goto(f"{live_server.url}/adjudicate/{audit.id}/answers/{item.id}/")
     page.wait_for_selector(f"#claim-block-{c0.id}.current")
