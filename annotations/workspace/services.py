@@ -120,7 +120,10 @@ def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, 
         )
     with transaction.atomic():
         _lock(assignment)
-        label, _ = Label.objects.select_for_update().get_or_create(assignment=assignment, claim=claim)
+        # The assignment lock serialises every save of this assignment, so a missing label cannot appear
+        # meanwhile: build it here and write it once (an insert) rather than get_or_create and then save.
+        label = Label.objects.select_for_update().filter(assignment=assignment, claim=claim).first()
+        label = label or Label(assignment=assignment, claim=claim)
         old = _label_state(label)
         if verdict is not UNSET:
             label.verdict = verdict
@@ -140,7 +143,7 @@ def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, 
             return label, None  # same value again (double click, second tab): nothing to record
         if changed:
             label.version += 1
-            label.save()
+            label.save(force_insert=label.pk is None)
             _mark_started(assignment)
         history.record(
             assignment.audit_answer.audit,
