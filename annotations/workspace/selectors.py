@@ -84,6 +84,10 @@ class Row:
     assignment_id: int = 0
 
     @property
+    def pk(self):  # as text: the row's template writes it a dozen times, unlocalised
+        return str(self.claim.pk)
+
+    @property
     def verdict(self):
         return self.label.verdict if self.label else ""
 
