@@ -215,7 +215,9 @@ class AuditFormTests(TestCase):
         r = self.post(strata="meta.modle")
         self.assertContains(r, "no answer in the population has metadata field &#x27;modle&#x27;")
         self.assertContains(r, "available: meta.doc_type, meta.model")
-        self.assertContains(self.post(strata="meta.model"), "meta.model=a")
+        ok = self.post(strata="meta.model")
+        self.assertContains(ok, "meta.model=a")
+        self.assertContains(ok, "Metadata fields to stratify by: <code>meta.doc_type</code>, <code>meta.model</code>.")
 
     def test_it_asks_for_the_failure_rate_only_under_neyman(self):
         self.assertContains(self.post(strata="meta.model", default_fail_rate=""), "meta.model=a")

@@ -49,6 +49,7 @@ def audit_preview(
     f = dict(population_filter or {})
     keys = pop.parse_strata_keys(strata_keys)
     pop.check_meta_keys(pop.population(dataset, f), keys)
+    fields = pop.meta_fields(pop.population(dataset, f))
     jv = _judge_version_synced(dataset, keys, f)
     strata = strata_counts(pop.population(dataset, f), keys, jv)
     labelled = [(label, N) for label, _, N in strata]
@@ -66,6 +67,7 @@ def audit_preview(
         "sizes": sizes,
         "keys": keys,
         "filter": f,
+        "meta_fields": fields,
     }
 
 
