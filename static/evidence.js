@@ -127,9 +127,9 @@
     const h = hits[hit];
     place(h.p, Math.max(0, sentenceSpans(passages()[h.p].textContent).findIndex((s) => s[1] > h.at)));
   }
-  const box = document.getElementById("passage-search");
-  if (box) box.addEventListener("input", () => NS.say(box.value.trim().length < 2 ? "" : `${search(box.value)} hits: Enter goes to the next.`));
-  if (box) box.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); nextHit(); } });
+  const box = document.getElementById("passage-search") || document.createElement("input");
+  box.addEventListener("input", () => NS.say(box.value.trim().length < 2 ? "" : `${search(box.value)} hits: Enter goes to the next.`));
+  box.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); nextHit(); } });
   Object.assign(NS, { sentenceSpans, rangeInPassage });
   NS.sentenceCursor = {
     move,
@@ -153,7 +153,7 @@
     let digits = null;
     const common = {
       ".": () => move(1), ",": () => move(-1), p: () => { digits = ""; NS.say("Passage number?"); },
-      "/": () => { if (box) { box.focus(); box.select(); } },
+      "/": () => box.focus() || box.select(),
     };
     document.addEventListener("keydown", (ev) => {
       const t = ev.target, k = ev.key;
@@ -163,14 +163,10 @@
         if (!ev.ctrlKey || k !== "Enter") return;
       }
       if (document.querySelector("dialog[open]") && k !== "?") return; // the dialog handles Escape
-      if (digits !== null && /^\d$/.test(k)) { // p 1 7: passage 17; ends when no further digit could make a passage number
-        ev.preventDefault();
-        NS.sentenceCursor.jump(+(digits += k));
-        if (+digits * 10 > passages().length) digits = null;
-        return;
-      }
-      if (digits !== null && k === "Enter") return ev.preventDefault(), (digits = null);
-      digits = null;
+      const more = digits !== null && /^\d$/.test(k) && NS.sentenceCursor.jump(+(digits += k)) !== null; // p 1 7: passage 17
+      if (more || (digits !== null && k === "Enter")) ev.preventDefault(); // ends at Enter or when no digit more fits
+      digits = more && +digits * 10 <= passages().length ? digits : null;
+      if (more || ev.defaultPrevented) return;
       const inPane = t.closest && t.closest(".passages-pane, #passages");
       if (inPane && /^Arrow(Down|Up)$/.test(k)) return; // arrows scroll the focused pane
       if (ev.shiftKey && /^Arrow(Right|Left)$/.test(k) && !inPane && t.type !== "radio") {

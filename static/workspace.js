@@ -39,10 +39,7 @@
   const openHelp = () => { help.showModal(); help.scrollTop = 0; }; // opened at its top, not at its Close button
   list.addEventListener("focusin", (ev) => { const r = ev.target.closest("li.claim"); if (r) select(r.dataset.claim); });
   list.addEventListener("mouseover", (ev) => { const r = ev.target.closest("li.claim"); if (r) light(r.dataset.claim, true); });
-  list.addEventListener("mouseout", (ev) => {
-    const r = ev.target.closest("li.claim");
-    if (r && !r.contains(ev.relatedTarget) && r.dataset.claim !== current) light(r.dataset.claim, false);
-  });
+  list.addEventListener("mouseout", (ev) => { const r = ev.target.closest("li.claim"); if (r && !r.contains(ev.relatedTarget) && r.dataset.claim !== current) light(r.dataset.claim, false); });
   document.addEventListener("click", (ev) => {
     const span = ev.target.closest(".claim-span, mark.evidence"), go = ev.target.closest("[data-goto]");
     if (span && !String(getSelection()) && !ev.target.closest("a")) select(span.dataset.claim || span.dataset.claims.split(" ")[0], true);
@@ -112,7 +109,6 @@
   setInterval(flush, 15000), addEventListener("pagehide", flush);
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
   htmx.onLoad((el) => { // once htmx has processed the page: start on the first claim without a verdict
-    const first = el === document.body && (rows().find((r) => !r.dataset.verdict) || rows()[0]);
-    if (first && !current) select(first.dataset.claim, true), refresh();
-  });
+    const first = el === document.body && !current && (rows().find((r) => !r.dataset.verdict) || rows()[0]);
+    if (first) select(first.dataset.claim, true), refresh(); });
 })();
