@@ -65,5 +65,6 @@
     const next = document.querySelector('.answer-nav [data-nav="next"]') || {}, where = next.rel === "next" ? "press ] for the next answer with disputes." : next.href ? "press ] for the queue." : next.textContent;
     if (!open.length && root.querySelector(".kind-disputed")) document.querySelector("[data-answer-status]").textContent = `Every disputed claim of this answer is settled: ${where}`;
   }
-  htmx.onLoad((el) => el === document.body && setCurrent(root.querySelector(`.claim-block[data-claim="${claim.value}"]`) || blocks()[0], false));
+  htmx.process(document.body); // now, not at DOMContentLoaded: a save pressed at once goes through htmx
+  setCurrent(root.querySelector(`.claim-block[data-claim="${claim.value}"]`) || blocks()[0], false);
 })();

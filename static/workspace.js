@@ -108,7 +108,7 @@
   }
   setInterval(flush, 15000), addEventListener("pagehide", flush);
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
-  htmx.onLoad((el) => { // once htmx has processed the page: start on the first claim without a verdict
-    const first = el === document.body && !current && (rows().find((r) => !r.dataset.verdict) || rows()[0]);
-    if (first) select(first.dataset.claim, true), refresh(); });
+  htmx.process(document.body); // now, not at DOMContentLoaded: keys pressed at once reach live controls
+  const first = rows().find((r) => !r.dataset.verdict) || rows()[0]; // start on the first claim without a verdict
+  if (first) select(first.dataset.claim, true), refresh();
 })();
