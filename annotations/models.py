@@ -32,14 +32,46 @@ class Assignment(models.Model):
         indexes = [models.Index(fields=["annotator", "status"], name="assignment_annotator_status")]
 
 
-class Label(models.Model):
-    assignment = models.ForeignKey(Assignment, models.CASCADE, related_name="labels")
-    claim = models.ForeignKey("audit.Claim", models.PROTECT, related_name="labels")
-    verdict = models.CharField(max_length=15, choices=Verdict.choices, blank=True)
+class Evidence(models.Model):
+    """The evidence span of a verdict: passage.text[evidence_start:evidence_end] == evidence_text."""
+
+    FIELDS = ("evidence_passage_id", "evidence_start", "evidence_end", "evidence_text")
+
     evidence_passage = models.ForeignKey("audit.Passage", models.PROTECT, null=True, blank=True)
     evidence_start = models.PositiveIntegerField(null=True, blank=True)
     evidence_end = models.PositiveIntegerField(null=True, blank=True)
     evidence_text = models.TextField(blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def has_evidence(self):
+        return bool(self.evidence_text or self.evidence_passage_id)
+
+    def evidence_fields(self):
+        """{field: value} of the span, to copy onto another label or gold."""
+        return {f: getattr(self, f) for f in self.FIELDS}
+
+    def evidence_state(self):
+        """The span as the audit trail keeps it: {passage, start, end, text}, or None."""
+        if not self.evidence_passage_id:
+            return None
+        return {
+            "passage": self.evidence_passage_id,
+            "start": self.evidence_start,
+            "end": self.evidence_end,
+            "text": self.evidence_text,
+        }
+
+    def set_evidence(self, passage=None, start=None, end=None, text=""):
+        self.evidence_passage, self.evidence_start, self.evidence_end, self.evidence_text = passage, start, end, text
+
+
+class Label(Evidence):
+    assignment = models.ForeignKey(Assignment, models.CASCADE, related_name="labels")
+    claim = models.ForeignKey("audit.Claim", models.PROTECT, related_name="labels")
+    verdict = models.CharField(max_length=15, choices=Verdict.choices, blank=True)
     flag_not_atomic = models.BooleanField(default=False)
     flag_needs_context = models.BooleanField(default=False)
     flag_true_not_in_passages = models.BooleanField(default=False)
@@ -53,7 +85,7 @@ class Label(models.Model):
         ]
 
 
-class GoldLabel(models.Model):
+class GoldLabel(Evidence):
     class Source(models.TextChoices):
         AGREED = "agreed", "Agreed"
         ADJUDICATED = "adjudicated", "Adjudicated"
@@ -62,10 +94,6 @@ class GoldLabel(models.Model):
     claim = models.ForeignKey("audit.Claim", models.PROTECT, related_name="gold_labels")
     verdict = models.CharField(max_length=15, choices=Verdict.choices)
     source = models.CharField(max_length=12, choices=Source.choices)
-    evidence_passage = models.ForeignKey("audit.Passage", models.PROTECT, null=True, blank=True)
-    evidence_start = models.PositiveIntegerField(null=True, blank=True)
-    evidence_end = models.PositiveIntegerField(null=True, blank=True)
-    evidence_text = models.TextField(blank=True)
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, null=True, blank=True)
     reason = models.TextField(blank=True)
     version = models.PositiveIntegerField(default=1)  # optimistic lock

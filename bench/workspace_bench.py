@@ -1,6 +1,9 @@
 """Times the annotation workspace through the Django test client (full middleware stack, in process):
 the page and the label save, over an answer with 20 claims and 10 passages of 300 words, and counts
 the bytes of a first visit (HTML + CSS + JS including htmx), raw and gzipped. Throwaway SQLite file.
+Also counts the keystrokes to label a 6-claim answer with sentence evidence on every claim, with the
+keys before (sentence cursor only) and now (p + passage number, and the splitter that also cuts at
+"word.Next"), on a real answer of the demo data (see keystrokes()).
 
     DEBUG=true .venv/bin/python bench/workspace_bench.py [REQUESTS]
 """
@@ -97,6 +100,52 @@ def first_visit_bytes(html):
     return raw, gz, sorted(files)
 
 
+OLD_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s)")
+NEW_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]\u00bb]*(?=(\s)|([A-Z]))")
+ABBR = re.compile(
+    r"(?:^|[^A-Za-z])(?:mr|mrs|ms|dr|prof|sr|jr|st|vs|no|fig|approx|inc|ltd|co|al|cf|ca|[A-Za-z](?:\.[A-Za-z])*)$", re.I
+)
+
+
+def sentences(text, new):
+    """The sentence spans of static/evidence.js (new) or of the cursor before it (old), for ASCII text."""
+    out, start = [], 0
+    for m in (NEW_END if new else OLD_END).finditer(text):
+        before = text[max(start, m.start() - 12) : m.start()]
+        if new and (
+            (m.group(0)[0] == "." and ABBR.search(before)) or (m.group(2) and not re.search(r"[a-z]{2}$|\d$", before))
+        ):
+            continue
+        if text[start : m.end()].strip():
+            out.append((start, m.end()))
+        start = m.end()
+    return out + ([(start, len(text))] if text[start:].strip() else [])
+
+
+def keystrokes(new):
+    """Keys to label the 6 claims of a real answer (the first demo answer with 3+ passages) with one evidence
+    sentence each: claim i quotes the middle sentence of passage i mod P. Per claim: the verdict, the cursor
+    moves, e, then j (Shift+Enter after the last). Cursor moves: . or , one sentence at a time from where the
+    cursor is (the first . lands on the first sentence); with the new keys also p + the passage number, which
+    lands on its first sentence, whichever is fewer."""
+    import json
+
+    path = Path(__file__).resolve().parent.parent / "claimaudit" / "demo_data" / "ragtruth_qa_visible.jsonl"
+    record = next(r for r in map(json.loads, path.read_text().splitlines()) if len(r["passages"]) >= 3)
+    texts = [p["text"] if isinstance(p, dict) else p for p in record["passages"]]
+    spans = [sentences(t, new) for t in texts]
+    flat = [(p, i) for p, ss in enumerate(spans) for i in range(len(ss))]
+    keys, at = 0, None
+    for claim in range(6):
+        p = claim % len(texts)
+        target = flat.index((p, len(spans[p]) // 2))
+        walk = target + 1 if at is None else abs(target - at)
+        jump = 1 + len(str(p + 1)) + len(spans[p]) // 2
+        keys += 1 + (min(walk, jump) if new else walk) + 1 + 1  # verdict, cursor, e, j / Shift+Enter
+        at = target
+    return keys, record["id"]
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     DB.unlink(missing_ok=True)
@@ -136,6 +185,8 @@ def main():
         f"  40 claims        {raw40 / 1024:6.1f} KB raw, {gz40 / 1024:5.1f} KB gzipped   (target < 150 KB),"
         f" HTML {len(html40.encode()) / 1024:.1f} KB; {fresh[0] / 1024:.1f} KB before any label"
     )
+    (before, rid), (after, _) = keystrokes(False), keystrokes(True)
+    print(f"  keystrokes       {before} before, {after} now: 6 claims of {rid}, sentence evidence on each")
     DB.unlink(missing_ok=True)
 
 

@@ -1,201 +1,181 @@
-/* Text selected in a passage -> {passage, start, end, text}, offsets into the raw passage text.
- *
- * A passage is rendered as one element with data-passage="<id>" whose text is exactly the stored
- * passage text, split by <mark> elements (evidence already attached). Offsets are counted over the
- * element's text nodes, so marks do not shift them, and returned in code points (Python's str
- * indexing), not the UTF-16 units JavaScript counts in. Reused by the adjudication view:
- *   window.ClaimAudit.passageSelection()          -> selection object, {error}, or null
- *   window.ClaimAudit.rangeInPassage(range, el)   -> the same for a given Range and passage element
- *   window.ClaimAudit.evidence()                  -> the selection if any, else the sentence cursor's span
- *   window.ClaimAudit.sentenceCursor.move(+1|-1)  -> next / previous sentence over all passages
- *   window.ClaimAudit.sentenceCursor.extend(+1|-1) -> grow / shrink the cursor by one sentence
- *   window.ClaimAudit.sentenceCursor.redraw()     -> re-highlight after passages were re-rendered
- * The cursor's status ("Evidence: passage 2, sentence 3") goes to the [data-evidence-status] element.
- */
-(function () {
+/* Shared by the workspace and adjudication (window.ClaimAudit): a passage selection as {passage, start, end, text}
+ * (code points of the stored text, as Python counts), the sentence cursor, passage search and jump, the status line,
+ * the key dispatcher. A passage is one [data-passage] (or [data-passage-id]) element: the stored text split by marks. */
+(() => {
   "use strict";
-  var NS = (window.ClaimAudit = window.ClaimAudit || {});
-  var cached = null;
-  var PASSAGE = "[data-passage], [data-passage-id]"; // the workspace's and the adjudication page's markup
-
-  function codePoints(s) {
-    return Array.from(s).length; // iterates by code point
-  }
-
+  const NS = (window.ClaimAudit = window.ClaimAudit || {});
+  const PASSAGE = "[data-passage], [data-passage-id]";
+  const passages = () => Array.from(document.querySelectorAll(PASSAGE));
+  const pid = (el) => el.getAttribute("data-passage") || el.getAttribute("data-passage-id");
+  const cp = (s) => Array.from(s).length; // code points
+  const hl = window.CSS && CSS.highlights;
+  const trim = (t, s, e) => { while (s < e && /\s/.test(t[s])) s++; while (e > s && /\s/.test(t[e - 1])) e--; return [s, e]; };
+  let cached = null;
+  NS.say = (text, bad) => document.querySelectorAll("[data-evidence-status]").forEach((el) => {
+    el.textContent = text;
+    el.classList.toggle("bad", !!bad);
+  });
   function rangeInPassage(range, el) {
-    var whole = document.createRange();
-    whole.selectNodeContents(el);
-    var r = range.cloneRange();
-    // A selection that starts in the heading or runs past the passage is clipped to the passage text.
+    const r = range.cloneRange(), whole = document.createRange(), before = document.createRange();
+    whole.selectNodeContents(el); // a selection running past the passage is clipped to it
     if (r.compareBoundaryPoints(Range.START_TO_START, whole) < 0) r.setStart(el, 0);
     if (r.compareBoundaryPoints(Range.END_TO_END, whole) > 0) r.setEnd(el, el.childNodes.length);
-    var before = document.createRange();
     before.setStart(el, 0);
     before.setEnd(r.startContainer, r.startOffset);
-    var full = el.textContent;
-    var s = before.toString().length;
-    var e = s + r.toString().length;
-    while (s < e && /\s/.test(full.charAt(s))) s++;
-    while (e > s && /\s/.test(full.charAt(e - 1))) e--;
-    if (s >= e) return null;
-    return { passage: el.getAttribute("data-passage") || el.getAttribute("data-passage-id"), start: codePoints(full.slice(0, s)),
-      end: codePoints(full.slice(0, e)), text: full.slice(s, e) };
+    const full = el.textContent, at = before.toString().length, [s, e] = trim(full, at, at + r.toString().length);
+    return s < e ? { passage: pid(el), start: cp(full.slice(0, s)), end: cp(full.slice(0, e)), text: full.slice(s, e) } : null;
   }
-
   function fromSelection() {
-    var sel = window.getSelection();
-    if (!sel || !sel.rangeCount || sel.isCollapsed) return null;
-    var range = sel.getRangeAt(0);
-    var hits = Array.prototype.filter.call(document.querySelectorAll(PASSAGE), function (el) {
-      return range.intersectsNode(el);
-    });
-    if (!hits.length) return null;
+    const sel = getSelection(), range = sel && sel.rangeCount && !sel.isCollapsed && sel.getRangeAt(0);
+    if (!range) return null;
+    const hits = passages().filter((el) => range.intersectsNode(el));
     if (hits.length > 1) return { error: "Select text inside one passage only." };
-    return rangeInPassage(range, hits[0]);
+    return hits.length ? rangeInPassage(range, hits[0]) : null;
   }
-
-  // Clicking a button can drop the live selection in some browsers: remember the last passage selection
-  // until the annotator selects something else or clicks into a passage.
-  document.addEventListener("selectionchange", function () {
-    var sel = window.getSelection();
+  // A click can drop the live selection: keep the last passage selection until the next one.
+  document.addEventListener("selectionchange", () => {
+    const sel = getSelection();
     if (!sel || !sel.rangeCount) return;
-    if (!sel.isCollapsed) {
-      var got = fromSelection();
-      cached = got && !got.error ? got : null;
-    } else {
-      var node = sel.anchorNode;
-      var el = node && (node.nodeType === 1 ? node : node.parentElement);
-      if (el && el.closest(PASSAGE)) cached = null;
-    }
+    const node = sel.anchorNode, el = node && (node.nodeType === 1 ? node : node.parentElement);
+    if (!sel.isCollapsed) { const got = fromSelection(); cached = got && !got.error ? got : null; }
+    else if (el && el.closest(PASSAGE)) cached = null;
   });
-
-  // ---- the sentence cursor: keyboard-only evidence ----
-  // A sentence ends at . ! or ? (plus closing quotes or brackets) followed by whitespace. Spans are UTF-16
-  // indices into el.textContent; rangeInPassage turns them into stored offsets like a mouse selection.
+  /* Sentences: an end is . ! or ? (plus closing quotes or brackets) before whitespace, or glued to a
+   * capital letter after a word ("blood.For"); never after an abbreviation or initial ("Dr.", "e.g.",
+   * "U.S.", "J.") nor inside a number ("3.5"). Spans are UTF-16 offsets into the text. */
+  const ABBR = /(?:^|[^\p{L}])(?:mr|mrs|ms|dr|prof|sr|jr|st|vs|no|fig|approx|inc|ltd|co|al|cf|ca|\p{L}(?:\.\p{L})*)$/iu;
   function sentenceSpans(text) {
-    var out = [], re = /[.!?]+["'\u201d\u2019)\]]*(?=\s)/g, start = 0, m;
-    function push(s, e) {
-      while (s < e && /\s/.test(text.charAt(s))) s++;
-      while (e > s && /\s/.test(text.charAt(e - 1))) e--;
-      if (s < e) out.push([s, e]);
+    const out = [], re = /[.!?]+["'\u201d\u2019)\]\u00bb]*(?=(\s)|(\p{Lu}))/gu;
+    let start = 0, m;
+    const push = (s, e) => { const span = trim(text, s, e); if (span[0] < span[1]) out.push(span); };
+    while ((m = re.exec(text))) {
+      const before = text.slice(Math.max(start, m.index - 12), m.index);
+      if ((m[0][0] === "." && ABBR.test(before)) || (m[2] && !/\p{Ll}{2}$|\d$/u.test(before))) continue; // "U.S.Army", ".NET"
+      push(start, re.lastIndex);
+      start = re.lastIndex;
     }
-    while ((m = re.exec(text))) { push(start, re.lastIndex); start = re.lastIndex; }
     push(start, text.length);
     return out;
   }
-
   function domRange(el, s, e) { // UTF-16 offsets over the element's text nodes, marks included
-    var r = document.createRange(), walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), seen = 0, n;
-    r.setStart(el, 0);
-    r.setEnd(el, el.childNodes.length);
-    while ((n = walker.nextNode())) {
-      var len = n.data.length;
-      if (s >= seen && s < seen + len) r.setStart(n, s - seen);
-      if (e > seen && e <= seen + len) { r.setEnd(n, e - seen); break; }
-      seen += len;
+    const r = document.createRange(), walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    r.selectNodeContents(el);
+    for (let seen = 0, n; (n = walker.nextNode()); seen += n.data.length) {
+      if (s >= seen && s < seen + n.data.length) r.setStart(n, s - seen);
+      if (e > seen && e <= seen + n.data.length) { r.setEnd(n, e - seen); break; }
     }
     return r;
   }
-
-  var cursor = null; // {passage: id, at: UTF-16 start of the first sentence, count: sentences covered}
-
-  function passages() { return Array.prototype.slice.call(document.querySelectorAll(PASSAGE)); }
-  function pid(el) { return el.getAttribute("data-passage") || el.getAttribute("data-passage-id"); }
-
-  // Where the cursor is in the passages now on the page: passage index, sentence index, its spans.
-  function locate() {
-    if (!cursor) return null;
-    var all = passages();
-    for (var p = 0; p < all.length; p++) {
-      if (pid(all[p]) !== cursor.passage) continue;
-      var spans = sentenceSpans(all[p].textContent), i = 0;
-      while (i < spans.length - 1 && spans[i][1] <= cursor.at) i++;
-      return spans.length ? { all: all, p: p, i: i, spans: spans } : null;
-    }
-    return null;
-  }
-
-  function cursorRange(loc) {
-    var last = Math.min(loc.spans.length - 1, loc.i + cursor.count - 1);
-    return domRange(loc.all[loc.p], loc.spans[loc.i][0], loc.spans[last][1]);
-  }
-
   function reveal(range, el) { // scroll only the passages pane, not the page under it
-    var pane = el.closest(".passages-pane, .pane") || el.parentElement, box = range.getBoundingClientRect();
-    var view = pane.getBoundingClientRect(), margin = 40;
-    if (box.top < view.top + margin) pane.scrollTop -= view.top + margin - box.top;
-    else if (box.bottom > view.bottom - margin) pane.scrollTop += Math.min(box.top - view.top - margin, box.bottom - view.bottom + margin);
+    const pane = el.closest(".pane") || el.parentElement, box = range.getBoundingClientRect(), view = pane.getBoundingClientRect();
+    if (box.top < view.top + 40) pane.scrollTop -= view.top + 40 - box.top;
+    else if (box.bottom > view.bottom - 40) pane.scrollTop += Math.min(box.top - view.top - 40, box.bottom - view.bottom + 40);
   }
-
-  function announce(text) {
-    document.querySelectorAll("[data-evidence-status]").forEach(function (el) {
-      el.textContent = text;
-      el.classList.remove("bad");
-    });
+  // ---- the sentence cursor: {passage id, at: UTF-16 start of its first sentence, count}, drawn while in use
+  let cursor = null, shown = false;
+  function locate() {
+    const all = passages(), p = cursor ? all.findIndex((el) => pid(el) === cursor.passage) : -1;
+    const spans = p < 0 ? [] : sentenceSpans(all[p].textContent);
+    let i = 0;
+    while (i < spans.length - 1 && spans[i][1] <= cursor.at) i++;
+    return spans.length ? { all, p, i, spans, n: Math.min(cursor.count, spans.length - i) } : null;
   }
-
+  const cursorRange = (loc) => domRange(loc.all[loc.p], loc.spans[loc.i][0], loc.spans[loc.i + loc.n - 1][1]);
   function draw(scroll) {
-    var loc = locate();
-    var hl = window.CSS && CSS.highlights;
     if (hl) hl.delete("sentence-cursor");
-    if (!loc) return null;
-    var range = cursorRange(loc);
-    if (hl) hl.set("sentence-cursor", new Highlight(range));
-    else { var sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range); } // still visible
-    if (scroll) reveal(range, loc.all[loc.p]);
+    const loc = shown && locate(), range = loc && cursorRange(loc);
+    if (range && hl) hl.set("sentence-cursor", new Highlight(range));
+    if (range && scroll) reveal(range, loc.all[loc.p]);
     return loc;
   }
-
-  function say(loc) {
-    var n = Math.min(cursor.count, loc.spans.length - loc.i), span = rangeInPassage(cursorRange(loc), loc.all[loc.p]);
-    var which = n > 1 ? "sentences " + (loc.i + 1) + "\u2013" + (loc.i + n) : "sentence " + (loc.i + 1);
-    announce("Evidence: passage " + (loc.p + 1) + ", " + which + (span ? ": \u201c" + span.text + "\u201d" : ""));
-  }
-
-  function move(step) {
-    var loc = locate(), all = passages(), p, i; // i === null: the last sentence of passage p
-    if (loc) { p = loc.p; i = (step > 0 ? loc.i + Math.min(cursor.count, loc.spans.length - loc.i) - 1 : loc.i) + step; }
-    else { p = step > 0 ? 0 : all.length - 1; i = step > 0 ? 0 : null; }
-    while (p >= 0 && p < all.length) { // walk over passage boundaries and empty passages
-      var spans = sentenceSpans(all[p].textContent);
-      if (i === null) i = spans.length - 1;
-      if (i >= 0 && i < spans.length) {
-        NS.clearPassageSelection(); // the latest thing the annotator pointed at is the evidence
-        cursor = { passage: pid(all[p]), at: spans[i][0], count: 1 };
-        say(draw(true));
-        return true;
-      }
-      if (step > 0) { p++; i = 0; } else { p--; i = null; }
-    }
-    if (loc) say(draw(true)); // already at the first or last sentence: stay there
-    return !!loc;
-  }
-
-  function extend(step) {
-    var loc = locate();
-    if (!loc) return move(1);
-    cursor.count = Math.max(1, Math.min(loc.spans.length - loc.i, cursor.count + step));
-    NS.clearPassageSelection();
-    say(draw(true));
+  function place(p, i, count) { // show the cursor on sentence i of passage p
+    const el = passages()[p], spans = el ? sentenceSpans(el.textContent) : [];
+    if (!spans[i]) return false;
+    NS.clearPassageSelection(); // the latest thing pointed at is the evidence
+    [cursor, shown] = [{ passage: pid(el), at: spans[i][0], count: count || 1 }, true];
+    const loc = draw(true), span = rangeInPassage(cursorRange(loc), loc.all[loc.p]);
+    const which = loc.n > 1 ? `sentences ${loc.i + 1}\u2013${loc.i + loc.n}` : `sentence ${loc.i + 1}`;
+    NS.say(`Evidence: passage ${p + 1}, ${which}${span ? `: \u201c${span.text}\u201d` : ""}`);
     return true;
   }
-
-  NS.sentenceSpans = sentenceSpans;
+  function move(step) { // over passage boundaries and empty passages; stays at the first or last sentence
+    const loc = locate(), all = passages(); // i null: the last sentence of passage p
+    let p = loc ? loc.p : step > 0 ? 0 : all.length - 1;
+    let i = loc ? (step > 0 ? loc.i + loc.n - 1 : loc.i) + step : step > 0 ? 0 : null;
+    for (; p >= 0 && p < all.length; p += step, i = step > 0 ? 0 : null) {
+      if (place(p, i === null ? sentenceSpans(all[p].textContent).length - 1 : i)) return true;
+    }
+    return loc ? place(loc.p, loc.i) : false;
+  }
+  // ---- search: every hit highlighted; Enter puts the cursor on the sentence of the next hit
+  let hits = [], hit = -1;
+  function search(q) {
+    const needle = q.trim().toLowerCase();
+    [hits, hit] = [[], -1];
+    if (hl) hl.delete("search-hit");
+    if (needle.length < 2) return 0;
+    passages().forEach((el, p) => {
+      const text = el.textContent.toLowerCase();
+      for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) hits.push({ p, at, end: at + needle.length });
+    });
+    if (hl && hits.length) hl.set("search-hit", new Highlight(...hits.map((h) => domRange(passages()[h.p], h.at, h.end))));
+    return hits.length;
+  }
+  function nextHit() {
+    if (!hits.length) return NS.say("No passage contains that text.", true);
+    hit = (hit + 1) % hits.length;
+    const h = hits[hit];
+    place(h.p, Math.max(0, sentenceSpans(passages()[h.p].textContent).findIndex((s) => s[1] > h.at)));
+  }
+  const box = document.getElementById("passage-search") || document.createElement("input");
+  box.addEventListener("input", () => NS.say(box.value.trim().length < 2 ? "" : `${search(box.value)} hits: Enter goes to the next.`));
+  box.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); nextHit(); } });
+  Object.assign(NS, { sentenceSpans, rangeInPassage });
   NS.sentenceCursor = {
-    move: move,
-    extend: extend,
-    redraw: function () { draw(false); },
-    current: function () { var loc = locate(); return loc ? rangeInPassage(cursorRange(loc), loc.all[loc.p]) : null; },
-    clear: function () { cursor = null; draw(false); },
+    move,
+    extend: (step) => {
+      const loc = locate();
+      return loc ? place(loc.p, loc.i, Math.max(1, Math.min(loc.spans.length - loc.i, loc.n + step))) : move(1);
+    },
+    jump: (n) => place(n - 1, 0) || NS.say(`There is no passage ${n}.`, true),
+    redraw: () => draw(false),
+    hide: () => { shown = false; draw(false); },
+    current: () => { const loc = shown && locate(); return loc ? rangeInPassage(cursorRange(loc), loc.all[loc.p]) : null; },
   };
-  NS.evidence = function () { return NS.passageSelection() || NS.sentenceCursor.current(); };
-  NS.rangeInPassage = rangeInPassage;
-  NS.passageSelection = function () {
-    return fromSelection() || cached;
-  };
-  NS.clearPassageSelection = function () {
-    cached = null;
-    var sel = window.getSelection();
-    if (sel) sel.removeAllRanges();
+  NS.evidence = () => fromSelection() || cached || NS.sentenceCursor.current();
+  NS.passageSelection = () => fromSelection() || cached;
+  NS.clearPassageSelection = () => { cached = null; const sel = getSelection(); if (sel) sel.removeAllRanges(); };
+  const typing = (el) => !!el && !!el.tagName && (el.isContentEditable || /^(TEXTAREA|SELECT)$/.test(el.tagName) ||
+    (el.tagName === "INPUT" && !/^(checkbox|radio|button|submit|reset)$/.test(el.type)));
+  /* keys(map, home): the page's one keydown handler. Shortcuts pause while typing (Escape leaves the field for home());
+   * p then digits jumps to passage n; . , Shift+arrows and / drive the cursor and the search on both pages. */
+  NS.keys = (map, home) => {
+    let digits = null;
+    const common = {
+      ".": () => move(1), ",": () => move(-1), p: () => { digits = ""; NS.say("Passage number?"); },
+      "/": () => box.focus() || box.select(),
+    };
+    document.addEventListener("keydown", (ev) => {
+      const t = ev.target, k = ev.key;
+      if (ev.defaultPrevented || ev.altKey || ev.metaKey || ev.isComposing) return;
+      if (typing(t)) {
+        if (k === "Escape") { ev.preventDefault(); t.blur(); const h = home(t); if (h) h.focus({ preventScroll: true }); }
+        if (!ev.ctrlKey || k !== "Enter") return;
+      }
+      if (document.querySelector("dialog[open]") && k !== "?") return; // the dialog handles Escape
+      const more = digits !== null && /^\d$/.test(k) && NS.sentenceCursor.jump(+(digits += k)) !== null; // p 1 7: passage 17
+      if (more || (digits !== null && k === "Enter")) ev.preventDefault(); // ends at Enter or when no digit more fits
+      digits = more && +digits * 10 <= passages().length ? digits : null;
+      if (more || ev.defaultPrevented) return;
+      const inPane = t.closest && t.closest(".passages-pane, #passages");
+      if (inPane && /^Arrow(Down|Up)$/.test(k)) return; // arrows scroll the focused pane
+      if (ev.shiftKey && /^Arrow(Right|Left)$/.test(k) && !inPane && t.type !== "radio") {
+        ev.preventDefault();
+        return NS.sentenceCursor.extend(k === "ArrowRight" ? 1 : -1);
+      }
+      const name = (ev.ctrlKey ? "Ctrl+" : "") + (ev.shiftKey && k === "Enter" ? "Shift+" : "") + k;
+      const fn = map[name] || (!ev.ctrlKey && common[k]);
+      if (fn && fn(ev) !== false) ev.preventDefault();
+    });
   };
 })();

@@ -1,350 +1,114 @@
-/* The annotation workspace: claim row controls, keyboard shortcuts, the current claim, save status, time on task.
- * Each claim row arrives with its state only (data-url, data-verdict, data-flags, the note): its verdict
- * buttons, attach button and flags are cloned from the one <template id="claim-controls"> of the page, which
- * keeps the page small, and saved through htmx.ajax to the row's data-url (the row re-renders). */
-(function () {
+/* The annotation workspace: keys, the current claim and its highlights, time on task. Every control of a row is
+ * server-rendered and posts itself (hx-post); this file points keys at them and adds the evidence offsets. */
+(() => {
   "use strict";
-  var root = document.getElementById("ws");
+  const root = document.getElementById("ws");
   if (!root) return;
-  var list = document.getElementById("claims");
-  var statusEl = document.getElementById("save-status");
-  var help = document.getElementById("shortcuts");
-  var locked = root.getAttribute("data-locked") === "1";
-  var current = null; // pk of the current claim, as a string
-
-  // ---- claim row controls ----
-  var controls = document.getElementById("claim-controls");
-  function build(row) {
-    if (row.querySelector(".verdicts")) return;
-    var pk = row.getAttribute("data-claim"), verdict = row.getAttribute("data-verdict") || "";
-    var flags = (row.getAttribute("data-flags") || "").split(" "), frag = controls.content.cloneNode(true);
-    frag.querySelectorAll("button, input").forEach(function (el) {
-      el.id = "c" + pk + "-" + (el.value || "attach");
-      el.disabled = locked;
-      if (el.name === "verdict") el.setAttribute("aria-pressed", el.value === verdict ? "true" : "false");
-      if (el.name === "checked") el.checked = flags.indexOf(el.value) >= 0;
-    });
-    // The row's own markup is kept to its state: its names and labels are set here, once per row.
-    row.tabIndex = -1;
-    row.setAttribute("aria-labelledby", "c" + pk + "-text");
-    var note = row.querySelector("textarea.note"), tools = frag.querySelector(".row-tools");
-    note.name = "note";
-    note.rows = 1;
-    note.maxLength = 5000;
-    note.placeholder = "Note (n)";
-    note.setAttribute("aria-label", "Note");
-    row.querySelector(".claim-text").after(frag.querySelector(".verdicts"));
-    note.replaceWith(tools);
-    tools.prepend(note);
-    tools.after(frag); // the flags
-  }
-
-  function post(el, values) {
-    var row = el.closest("li.claim");
-    window.htmx.ajax("POST", row.getAttribute("data-url"),
-      { source: el, target: row, swap: "outerHTML settle:0ms", values: values || {} });
-  }
-  var noteTimers = {};
-  list.addEventListener("click", function (ev) {
-    var b = ev.target.closest('button[name="verdict"], button[data-attach], button[name="evidence"]');
-    if (b && !b.disabled && b.closest("li.claim")) post(b);
-  });
-  list.addEventListener("change", function (ev) {
-    var t = ev.target;
-    if (!t.closest("li.claim")) return;
-    if (t.name === "checked") post(t, { flag: t.value }); // unchecked sends no "checked"
-    else if (t.tagName === "TEXTAREA") { clearTimeout(noteTimers[t.id]); post(t); }
-  });
-  list.addEventListener("input", function (ev) { // a typing pause of two seconds saves the note too
-    var t = ev.target;
-    if (t.tagName !== "TEXTAREA" || !t.closest("li.claim")) return;
-    clearTimeout(noteTimers[t.id]);
-    noteTimers[t.id] = setTimeout(function () { if (document.body.contains(t)) post(t); }, 2000);
-  });
-
-  // The list is taller than a laptop screen: focusing its Close button would open it scrolled to the end.
-  function openHelp() { help.showModal(); help.scrollTop = 0; }
-  function rows() { return Array.prototype.slice.call(list.querySelectorAll("li.claim")); }
-  function rowOf(pk) { return pk ? document.getElementById("claim-" + pk) : null; }
-  function say(text, bad) {
-    statusEl.textContent = text;
-    statusEl.classList.toggle("bad", !!bad);
-  }
-
-  // ---- the current claim and its highlights ----
-  function marksOf(pk) {
-    var out = Array.prototype.slice.call(document.querySelectorAll('.claim-span[data-claim="' + pk + '"]'));
-    document.querySelectorAll("mark.evidence").forEach(function (m) {
-      if ((m.getAttribute("data-claims") || "").split(" ").indexOf(pk) >= 0) out.push(m);
-    });
-    return out;
-  }
-  function light(pk, on) { if (pk) marksOf(pk).forEach(function (m) { m.classList.toggle("lit", on); }); }
-
-  function select(pk, opts) {
-    opts = opts || {};
-    if (current && current !== pk) {
-      var old = rowOf(current);
-      if (old) old.classList.remove("current");
-      light(current, false);
-    }
-    current = pk;
-    var r = rowOf(pk);
+  const NS = window.ClaimAudit, list = document.getElementById("claims"), help = document.getElementById("shortcuts");
+  const $ = (sel) => document.querySelector(sel), rows = () => Array.from(list.querySelectorAll("li.claim"));
+  const rowOf = (pk) => pk && document.getElementById(`claim-${pk}`), rowId = (el) => el.closest && (el.closest("li.claim") || {}).id;
+  const locked = root.dataset.locked === "1", later = [];
+  let current = null, busy = null, pending = 0, last = Date.now(); // busy: the id of the row whose save is in flight
+  const marksOf = (pk) => document.querySelectorAll(`.claim-span[data-claim="${pk}"], mark.evidence[data-claims~="${pk}"]`);
+  const light = (pk, on) => pk && marksOf(pk).forEach((m) => m.classList.toggle("lit", on));
+  function select(pk, scroll) {
+    if (current && current !== pk) { light(current, false); NS.sentenceCursor.hide(); if (rowOf(current)) rowOf(current).classList.remove("current"); }
+    const r = rowOf((current = pk));
     if (!r) return;
     r.classList.add("current");
     light(pk, true);
-    if (opts.focus) r.focus({ preventScroll: true });
-    if (opts.scroll) {
-      r.scrollIntoView({ block: "nearest" });
-      marksOf(pk).forEach(function (m) { m.scrollIntoView({ block: "nearest" }); });
-    }
+    if (scroll) { r.focus({ preventScroll: true }); r.scrollIntoView({ block: "nearest" }); marksOf(pk).forEach((m) => m.scrollIntoView({ block: "nearest" })); }
   }
-
   function move(step) {
-    var all = rows();
-    if (!all.length) return;
-    var i = all.indexOf(rowOf(current));
-    var next = all[i < 0 ? 0 : Math.max(0, Math.min(all.length - 1, i + step))];
-    select(next.getAttribute("data-claim"), { focus: true, scroll: true });
+    const all = rows(), i = all.indexOf(rowOf(current));
+    if (all.length) select(all[i < 0 ? 0 : Math.max(0, Math.min(all.length - 1, i + step))].dataset.claim, true);
   }
-
-  function currentRow() {
-    var r = rowOf(current);
-    if (!r && rows().length) { move(0); r = rowOf(current); }
-    return r;
+  const row = () => rowOf(current) || (move(0), rowOf(current));
+  function press(sel) {
+    const el = row() && row().querySelector(sel);
+    if (locked || (el && el.disabled)) NS.say("Read-only: this answer is submitted or the audit is closed.", true);
+    else if (el) el.click();
+    else NS.say("This claim has no evidence to remove.");
   }
-
-  function press(el, what) {
-    if (!el) return;
-    if (el.disabled || locked) { say("Read-only: this answer is submitted or the audit is closed.", true); return; }
-    el.click();
-    if (what) say(what);
-  }
-
-  // Colour each claim's span in the answer by the verdict given, count progress, restore the current claim.
-  function refresh() {
-    var all = rows(), done = 0;
-    all.forEach(function (r) {
-      var pk = r.getAttribute("data-claim"), v = r.getAttribute("data-verdict");
-      if (v) done++;
-      document.querySelectorAll('.claim-span[data-claim="' + pk + '"]').forEach(function (m) {
-        m.className = "claim-span" + (v ? " v-" + v : "") + (pk === current ? " lit" : "");
-      });
-    });
-    var count = document.getElementById("labelled-count");
-    if (count && all.length) count.textContent = "(" + done + " of " + all.length + " labelled)";
+  function refresh() { // each claim's span in the answer coloured by its verdict; the count
+    const all = rows(), v = (r) => r.dataset.verdict;
+    all.forEach((r) => document.querySelectorAll(`.claim-span[data-claim="${r.dataset.claim}"]`).forEach((m) => { m.className = `claim-span${v(r) ? ` v-${v(r)}` : ""}`; }));
+    if (all.length) $("#labelled-count").textContent = `(${all.filter(v).length} of ${all.length} labelled)`;
     if (current) select(current);
   }
-
-  list.addEventListener("focusin", function (ev) {
-    var r = ev.target.closest("li.claim");
-    if (r) select(r.getAttribute("data-claim"));
+  const openHelp = () => { help.showModal(); help.scrollTop = 0; }; // opened at its top, not at its Close button
+  list.addEventListener("focusin", (ev) => { const r = ev.target.closest("li.claim"); if (r) select(r.dataset.claim); });
+  list.addEventListener("mouseover", (ev) => { const r = ev.target.closest("li.claim"); if (r) light(r.dataset.claim, true); });
+  list.addEventListener("mouseout", (ev) => { const r = ev.target.closest("li.claim"); if (r && !r.contains(ev.relatedTarget) && r.dataset.claim !== current) light(r.dataset.claim, false); });
+  document.addEventListener("click", (ev) => {
+    const span = ev.target.closest(".claim-span, mark.evidence"), go = ev.target.closest("[data-goto]");
+    if (span && !String(getSelection()) && !ev.target.closest("a")) select(span.dataset.claim || span.dataset.claims.split(" ")[0], true);
+    if (go) { ev.preventDefault(); select(go.dataset.goto, true); }
+    if (ev.target.closest("[data-action=help]")) openHelp();
+    if (ev.target.closest("[data-action=close-help]")) help.close();
   });
-  list.addEventListener("mouseover", function (ev) {
-    var r = ev.target.closest("li.claim");
-    if (r) light(r.getAttribute("data-claim"), true);
-  });
-  list.addEventListener("mouseout", function (ev) {
-    var r = ev.target.closest("li.claim");
-    if (r && !r.contains(ev.relatedTarget) && r.getAttribute("data-claim") !== current) light(r.getAttribute("data-claim"), false);
-  });
-  document.addEventListener("click", function (ev) {
-    var span = ev.target.closest(".claim-span, mark.evidence");
-    if (span && !String(window.getSelection())) {
-      var pk = span.getAttribute("data-claim") || (span.getAttribute("data-claims") || "").split(" ")[0];
-      if (pk) select(pk, { focus: true, scroll: true });
-    }
-    var go = ev.target.closest("[data-goto]");
-    if (go) { ev.preventDefault(); select(go.getAttribute("data-goto"), { focus: true, scroll: true }); }
-    var act = ev.target.closest("[data-action]");
-    if (act && act.getAttribute("data-action") === "help") openHelp();
-    if (act && act.getAttribute("data-action") === "close-help") help.close();
-  });
-
-  // ---- keyboard ----
-  function cursor() { return window.ClaimAudit.sentenceCursor; }
-
-  function typing(el) {
-    if (!el || !el.tagName) return false;
-    if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
-    return el.tagName === "INPUT" && ["checkbox", "radio", "button", "submit", "reset"].indexOf(el.type) < 0;
-  }
-
-  var keys = {
-    j: function () { move(1); }, ArrowDown: function () { move(1); },
-    k: function () { move(-1); }, ArrowUp: function () { move(-1); },
-    e: function () { press(currentRow() && currentRow().querySelector("[data-attach]")); },
-    x: function () {
-      var b = currentRow() && currentRow().querySelector('[name="evidence"][value="clear"]');
-      if (b) press(b, "Removing evidence…"); else say("This claim has no evidence to remove.");
-    },
-    n: function () { var r = currentRow(); if (r) r.querySelector("textarea.note").focus(); },
-    m: function () { document.getElementById("answer-note").focus(); },
-    o: function () { press(document.getElementById("omission")); },
-    "?": openHelp,
-    "[": function () { var a = document.getElementById("prev-answer"); if (a) a.click(); },
-    ".": function () { cursor().move(1); }, ",": function () { cursor().move(-1); },
-    "]": function () { var a = document.getElementById("next-answer"); if (a) a.click(); },
+  const click = (sel) => () => $(sel) && $(sel).click();
+  const keys = {
+    j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1), "?": openHelp,
+    e: () => press("[value=attach]"), x: () => press("[value=clear]"), 0: () => press("[value='']"), Backspace: () => press("[value='']"),
+    a: () => press("[id$=-not_atomic]"), c: () => press("[id$=-needs_context]"), t: () => press("[id$=-true_not_in_passages]"),
+    n: () => row() && row().querySelector("textarea").focus(), m: () => $("#answer-note").focus(), o: click("#omission"),
+    u: click("#undo"), "Ctrl+z": click("#undo"), "[": click("#prev-answer"), "]": click("#next-answer"),
+    "Shift+Enter": () => $("#submit-box").requestSubmit(), // queued behind the saves in flight (hx-sync)
   };
-  ["1", "2", "3", "4"].forEach(function (k, i) {
-    keys[k] = function () {
-      var r = currentRow();
-      if (r) press(r.querySelectorAll(".verdicts button")[i]);
-    };
+  ["supported", "contradicted", "unsupported", "non_assertive"].forEach((v, i) => { keys[i + 1] = () => press(`[value=${v}]`); });
+  NS.keys(keys, (t) => t.closest("li.claim") || rowOf(current));
+  /* A row's response replaces the row, so a control pressed while its own row is saving would be dropped by htmx:
+   * hold it and press it again on the fresh row. Saves of different rows queue on the list (hx-sync). */
+  document.body.addEventListener("htmx:confirm", (ev) => {
+    const elt = ev.detail.elt;
+    if (busy && busy === rowId(elt)) { ev.preventDefault(); later.push({ id: elt.id, checked: elt.checked }); }
   });
-
-  document.addEventListener("keydown", function (ev) {
-    if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
-    var t = ev.target;
-    if (typing(t)) {
-      if (ev.key === "Escape") { // leave the field; its change event saves it
-        ev.preventDefault();
-        t.blur();
-        var r = t.closest("li.claim") || rowOf(current);
-        if (r) r.focus({ preventScroll: true });
-      }
-      return;
+  document.body.addEventListener("htmx:configRequest", (ev) => {
+    const elt = ev.detail.elt, p = ev.detail.parameters, sel = elt.value === "attach" && NS.evidence();
+    NS.say("Saving…");
+    if (elt.value === "attach" && (!sel || sel.error)) {
+      ev.preventDefault(); // the text selected in a passage, else the sentence cursor
+      return NS.say(sel ? sel.error : "Select the evidence text in a passage (or move the sentence cursor with . and ,), then press e.", true);
     }
-    if (help.open) return; // the dialog handles Escape itself
-    if ((ev.key === "ArrowRight" || ev.key === "ArrowLeft") && ev.shiftKey && !(t.closest && t.closest(".passages-pane"))) {
-      ev.preventDefault(); // grow / shrink the sentence cursor (in the passages pane Shift+arrows stay native)
-      cursor().extend(ev.key === "ArrowRight" ? 1 : -1);
-      return;
-    }
-    if (ev.key === "Enter" && ev.shiftKey) {
-      ev.preventDefault();
-      submitWhenSaved();
-      return;
-    }
-    // Arrows keep scrolling the passages while that pane has focus.
-    if ((ev.key === "ArrowDown" || ev.key === "ArrowUp") && t.closest && t.closest(".passages-pane")) return;
-    var fn = keys[ev.key];
-    if (!fn) return;
-    ev.preventDefault();
-    fn();
+    if (sel) Object.assign(p, { passage: sel.passage, start: sel.start, end: sel.end, text: sel.text });
+    if (elt.id === "submit-box") [p.seconds, pending] = [pending, 0];
+    busy = rowId(elt);
   });
-
-  // Submit only once every save in flight has landed, or the check would miss the latest change.
-  var inflight = 0;
-  function submitWhenSaved() {
-    var form = document.getElementById("submit-box");
-    if (!form) return;
-    say("Submitting…");
-    (function wait(tries) {
-      if (inflight > 0 && tries < 50) { setTimeout(function () { wait(tries + 1); }, 100); return; }
-      form.requestSubmit();
-    })(0);
-  }
-
-  // ---- htmx: evidence parameters, error rows, stale responses, unsaved typing ----
-  var typed = null, submitting = false;
-  var sentNotes = {}; // a note goes out once per value, whichever trigger (typing pause, leaving) fires first
-  document.body.addEventListener("htmx:configRequest", function (ev) {
-    var elt = ev.detail.elt;
-    if (elt.tagName === "TEXTAREA") {
-      var last = elt.id in sentNotes ? sentNotes[elt.id] : elt.defaultValue;
-      if (elt.value === last) { ev.preventDefault(); return; }
-      sentNotes[elt.id] = elt.value;
+  const FAILED = { 409: "Not saved: the answer is locked.", 422: "Not submitted: see the list below.", 400: "Not saved: see the message." };
+  document.body.addEventListener("htmx:afterRequest", (ev) => {
+    const xhr = ev.detail.xhr, code = xhr ? xhr.status : 0, elt = ev.detail.elt;
+    const text = /text\/plain/.test(xhr && xhr.getResponseHeader("content-type")) ? xhr.responseText : "";
+    busy = null;
+    if (!code) NS.say("Not saved: no connection. Try again.", true);
+    else if (ev.detail.successful) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (elt.value === "attach") NS.clearPassageSelection(); }
+    else NS.say(text || FAILED[code] || `Not saved (error ${code}). Try again.`, true);
+    if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);
+    for (let h; (h = later.shift());) {
+      const el = document.getElementById(h.id);
+      if (el && el.type === "checkbox") el.checked = h.checked;
+      if (el) htmx.trigger(el, el.type === "checkbox" || el.tagName === "TEXTAREA" ? "change" : "click");
     }
-    if (elt.hasAttribute("data-attach")) {
-      var sel = window.ClaimAudit.evidence(); // the text selected in a passage, else the sentence cursor
-      if (!sel || sel.error) {
-        ev.preventDefault();
-        say(sel ? sel.error : "Select the evidence text in a passage (or move the sentence cursor with . and ,), then press e.", true);
-        return;
-      }
-      ev.detail.parameters.passage = sel.passage;
-      ev.detail.parameters.start = sel.start;
-      ev.detail.parameters.end = sel.end;
-      ev.detail.parameters.text = sel.text;
-    }
-    if (elt.id === "submit-box") { ev.detail.parameters.seconds = pending; pending = 0; submitting = true; }
   });
-  document.body.addEventListener("htmx:beforeRequest", function () { inflight++; say("Saving…"); });
-  var focusedId = null;
-  document.body.addEventListener("htmx:beforeSwap", function (ev) {
-    var code = ev.detail.xhr.status, target = ev.detail.target;
-    if (code === 400 || code === 409 || code === 422) { ev.detail.shouldSwap = true; ev.detail.isError = false; }
-    if (target && target.classList.contains("claim")) {
-      // Responses can overtake each other: never replace a row with an older version of itself.
-      var m = /data-version="(\d+)"/.exec(ev.detail.serverResponse);
-      if (m && +m[1] < +target.getAttribute("data-version")) ev.detail.shouldSwap = false;
-    }
-    var a = document.activeElement;
-    focusedId = a && a.id && target && target.contains(a) ? a.id : null;
-    typed = a && a.tagName === "TEXTAREA" && target && target.contains(a) && a.value !== a.defaultValue
-      ? { id: a.id, value: a.value, start: a.selectionStart, end: a.selectionEnd } : null;
-  });
-  document.body.addEventListener("htmx:afterSwap", function (ev) {
-    var row = ev.target;
-    if (!row.matches || !row.matches("li.claim")) return;
-    build(row);
-    // htmx puts focus back by id before this event, when the row's controls did not exist yet
-    var again = focusedId && document.getElementById(focusedId);
-    if (again && row.contains(again) && document.activeElement !== again) again.focus({ preventScroll: true });
-  });
-  document.body.addEventListener("htmx:afterSettle", function () {
-    if (typed) { // keep what was typed after the save that was sent before it
-      var ta = document.getElementById(typed.id);
-      if (ta && ta.value !== typed.value) {
-        ta.value = typed.value;
-        ta.focus();
-        ta.setSelectionRange(typed.start, typed.end);
-      }
-      typed = null;
-    }
+  document.body.addEventListener("htmx:afterSettle", () => {
     refresh();
-    cursor().redraw(); // an attach re-renders the passage under the cursor
-    if (submitting) { // refused: take the annotator to the first claim that is not ready
-      submitting = false;
-      var first = document.querySelector("#submit-box [data-goto]");
-      if (first) select(first.getAttribute("data-goto"), { focus: true, scroll: true });
-    }
+    NS.sentenceCursor.redraw(); // an attach re-renders the passage under the cursor
+    if (rowOf(current)) rowOf(current).scrollIntoView({ block: "nearest" }); // a grown row stays clear of the submit bar
   });
-  document.body.addEventListener("htmx:afterRequest", function (ev) {
-    inflight = Math.max(0, inflight - 1);
-    var code = ev.detail.xhr ? ev.detail.xhr.status : 0;
-    if (ev.detail.successful && code < 300) {
-      say("Saved");
-      if (ev.detail.elt.hasAttribute && ev.detail.elt.hasAttribute("data-attach")) window.ClaimAudit.clearPassageSelection();
-    } else if (code === 409) say("Not saved: the answer is locked.", true);
-    else if (code === 422) say("Not submitted: see the list below.", true);
-    else if (code === 400) say("Not saved: see the message.", true);
-    else if (code) say("Not saved (error " + code + "). Try again.", true);
-  });
-  document.body.addEventListener("htmx:responseError", function (ev) { delete sentNotes[ev.detail.elt.id]; });
-  document.body.addEventListener("htmx:sendError", function (ev) {
-    delete sentNotes[ev.detail.elt.id];
-    say("Not saved: no connection. Try again.", true);
-  });
-
-  // ---- time on task: visible, focused, and some activity in the last minute ----
-  var timeUrl = root.getAttribute("data-time-url");
-  var pending = 0, lastActivity = Date.now();
-  ["keydown", "mousemove", "mousedown", "wheel", "scroll", "touchstart", "selectionchange"].forEach(function (t) {
-    document.addEventListener(t, function () { lastActivity = Date.now(); }, { passive: true, capture: true });
-  });
-  setInterval(function () {
-    if (!locked && document.visibilityState === "visible" && document.hasFocus() && Date.now() - lastActivity < 60000) pending++;
-  }, 1000);
-  function csrf() {
-    try { return JSON.parse(document.body.getAttribute("hx-headers"))["x-csrftoken"]; } catch (e) { return ""; }
-  }
+  // ---- time on task: visible, focused, and some activity in the last minute
+  ["keydown", "mousemove", "mousedown", "wheel", "scroll", "touchstart", "selectionchange"].forEach((t) =>
+    document.addEventListener(t, () => { last = Date.now(); }, { passive: true, capture: true }));
+  setInterval(() => { if (!locked && document.visibilityState === "visible" && document.hasFocus() && Date.now() - last < 60000) pending++; }, 1000);
   function flush() {
-    if (!pending) return;
-    var n = pending, body = new FormData();
-    pending = 0;
-    body.append("seconds", n);
-    fetch(timeUrl, { method: "POST", body: body, keepalive: true, credentials: "same-origin",
-      headers: { "X-CSRFToken": csrf() } }).catch(function () { pending += n; });
+    const body = new FormData(), n = pending, token = JSON.parse(document.body.getAttribute("hx-headers"))["x-csrftoken"];
+    if (!n) return;
+    body.append("seconds", (pending = 0) || n);
+    fetch(root.dataset.timeUrl, { method: "POST", body, keepalive: true, credentials: "same-origin", headers: { "X-CSRFToken": token } })
+      .catch(() => { pending += n; });
   }
-  setInterval(flush, 15000);
-  window.addEventListener("pagehide", flush);
-  document.addEventListener("visibilitychange", function () { if (document.visibilityState === "hidden") flush(); });
-
-  // ---- start on the first claim without a verdict ----
-  rows().forEach(build);
-  var first = rows().filter(function (r) { return !r.getAttribute("data-verdict"); })[0] || rows()[0];
-  if (first) select(first.getAttribute("data-claim"), { focus: true, scroll: true });
-  refresh();
+  setInterval(flush, 15000), addEventListener("pagehide", flush);
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
+  htmx.process(document.body); // now, not at DOMContentLoaded: keys pressed at once reach live controls
+  const first = rows().find((r) => !r.dataset.verdict) || rows()[0]; // start on the first claim without a verdict
+  if (first) select(first.dataset.claim, true), refresh();
 })();

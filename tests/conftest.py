@@ -56,17 +56,44 @@ def browser():
         b.close()
 
 
+def axe_violations(pg):
+    """axe-core's critical and serious violations on the page as it is now: [(rule, [targets])]."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(pg).response["violations"]
+    return [(v["id"], [n["target"] for n in v["nodes"]][:5]) for v in results if v["impact"] in ("critical", "serious")]
+
+
 @pytest.fixture
 def page(browser):
+    """A 1280x800 page. axe-core checks every page the test leaves with goto() and the page it ends on: a
+    critical or serious violation on any of them fails the test."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     pg = context.new_page()
     pg.set_default_timeout(30_000)  # a guard against hanging, not a speed check: the machine may be busy
-    errors = []
+    errors, found = [], []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
     pg.js_errors = errors
+    pg.axe = lambda: axe_violations(pg)
+    goto = pg.goto
+
+    def checked_goto(url, **kwargs):
+        if pg.url.startswith("http"):
+            found.extend((pg.url, v) for v in pg.axe())
+        return goto(url, **kwargs)
+
+    pg.goto = checked_goto
     yield pg
+    # The page reports time on task every 15 s and when it closes: from here on drop those reports and let
+    # any request in flight finish, or the server would still be reading when the database is flushed.
+    context.route("**/time/", lambda route: route.abort())
+    if pg.url.startswith("http"):
+        pg.wait_for_load_state("networkidle")
+    if pg.url.startswith("http") and not errors:
+        found.extend((pg.url, v) for v in pg.axe())
     context.close()
     live_server_idle()
+    assert found == [], f"axe-core: critical or serious violations: {found}"
 
 
 @pytest.fixture
@@ -74,7 +101,7 @@ def login(live_server):
     """login(page, user): log in through the real form."""
 
     def do(pg, user):
-        pg.goto(f"{live_server.url}/login/")
+        pg.goto(f"{live_server.url}/login/", timeout=60_000)  # the server's first request loads the URLconf
         pg.fill("input[name=username]", user.username)
         pg.fill("input[name=password]", PASSWORD)
         pg.keyboard.press("Enter")

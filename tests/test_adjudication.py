@@ -223,7 +223,7 @@ class AdjudicationViewTests(TestCase):
         r = self.client.get(self.url())
         self.assertContains(r, "ann1")
         self.assertContains(r, "ann2")
-        self.assertContains(r, 'class="evidence"')  # A's evidence highlighted in its passage
+        self.assertContains(r, 'class="evidence ev-a"')  # A's evidence highlighted in its passage
         self.assertContains(r, "evidence verified")
         self.assertContains(r, f'id="claim-block-{self.claim.id}"')
 

@@ -47,12 +47,15 @@ class AnswerNavigationTests(TestCase):
         self.assertIn("<kbd>]</kbd>", body)
         self.assertIsNone(self.link(self.page(0), "prev"))
 
-    def test_it_prefers_unresolved_disputes_and_wraps_round(self):
+    def test_it_prefers_unresolved_disputes_and_says_so_past_the_last_instead_of_wrapping(self):
         self.settle(3)
-        self.assertEqual(self.link(self.page(1), "next"), self.url(0))  # nothing later is open: back to 0
+        body = self.page(1)
+        self.assertIsNone(self.link(body, "next"))  # nothing later is open: no wrap round to answer 0
+        self.assertIn("This is the last answer with open disputes; 1 earlier answer has some left", body)
         self.settle(0)
         body = self.page(3)
-        self.assertEqual(self.link(body, "next"), self.url(1))
+        self.assertIsNone(self.link(body, "next"))
+        self.assertIn("1 earlier answer has some left", body)
         self.assertEqual(self.link(body, "prev"), self.url(1))  # the last earlier answer still open
         self.assertEqual(self.link(self.page(1), "prev"), self.url(0))  # settled, but there to look back at
 

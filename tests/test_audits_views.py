@@ -255,9 +255,9 @@ class CommandTests(TestCase):
         assert audit.is_demo and audit.seed == 48 and audit.status == "labelling" and audit.items.count() == 40
         assert "judge=fail | meta.model=gpt-4" in out.getvalue() and "Assigned to ann1, ann2" in out.getvalue()
         per_user = {}
-        for who, n in Assignment.objects.values_list("annotator__username", "is_demo"):
+        for who, demo in Assignment.objects.values_list("annotator__username", "is_demo"):
             per_user[who] = per_user.get(who, 0) + 1
-            assert n
+            assert not demo  # live labels of a demo audit are not "demo labels": only pre-filled ones are
         assert per_user == {"ann1": 40, "ann2": 40}
 
     def test_it_reports_clear_errors(self):

@@ -40,7 +40,30 @@ def test_it_allocates_neyman_from_expected_failure_rates():
 def test_it_raises_small_strata_to_the_minimum_and_keeps_the_sum():
     assert allocate([("a", 9000), ("b", 10), ("c", 30)], 150, min_per_stratum=20) == [120, 10, 20]
     # minimums that cannot all be met: the target is spread as evenly as they allow
-    assert allocate([("a", 9000), ("b", 10), ("c", 30)], 10, min_per_stratum=20) == [4, 3, 3]
+    assert sorted(allocate([("a", 9000), ("b", 10), ("c", 30)], 10, min_per_stratum=20)) == [3, 3, 4]
+
+
+def test_it_gives_every_stratum_a_fair_chance_when_strata_outnumber_the_size():
+    strata = [(f"s{i:02d}", 50) for i in range(10)]  # 10 strata, 6 answers: each can get at most one
+    hits = [0] * 10
+    for seed in range(300):
+        sizes = allocate(strata, 6, min_per_stratum=1, seed=seed)
+        assert sorted(sizes) == [0] * 4 + [1] * 6
+        assert allocate(strata, 6, min_per_stratum=1, seed=seed) == sizes  # reproducible from the seed
+        hits = [h + k for h, k in zip(hits, sizes, strict=True)]
+    # Each stratum is sampled with probability 6/10: 180 of 300 expected, binomial sd 8.5. The old rule
+    # (ties to the earlier label) gave the first six 300 and the last four 0.
+    assert all(130 <= h <= 230 for h in hits), hits
+
+
+def test_it_names_the_real_remedy_for_a_stratum_left_out():
+    strata = [(f"s{i}", 50) for i in range(4)]
+    table = design_table(strata, allocate(strata, 3, min_per_stratum=1, seed=1))
+    [left_out] = [r for r in table if not r["sample"]]
+    assert left_out["hint"] == "not sampled: 4 strata share 3 answers; raise the size to 4 or use fewer strata"
+    big_and_tiny = [("big", 100_000), ("tiny", 2)]
+    table = design_table(big_and_tiny, allocate(big_and_tiny, 10))
+    assert [r["hint"] for r in table] == ["", "not sampled: raise the minimum per stratum"]
 
 
 def test_it_takes_everyone_when_n_exceeds_the_population():

@@ -172,7 +172,7 @@ class WeeklyLoopTests(TestCase):
         verdict, span = true_verdict(text, passages)
         if me == "bob_annot" and claim_id % 3 == 0:  # the known subset on which Bob disagrees
             verdict, span = FLIP[verdict], None
-        save = re.search(rf'id="claim-{claim_id}"[^>]* data-url="([^"]+)"', page).group(1)
+        save = re.search(rf'id="c{claim_id}-supported"[^>]* hx-post="([^"]+)"', page).group(1)
         self.assertTrue(save.startswith(url))
         row = person.post(save, {"verdict": verdict}, htmx=True).content.decode()
         self.assertIn(f'data-verdict="{verdict}"', row)

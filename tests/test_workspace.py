@@ -49,9 +49,10 @@ class PageTests(WorkspaceTestCase):
             self.assertContains(r, f'id="claim-{c.pk}"')
             self.assertContains(r, f'<mark class="claim-span" data-claim="{c.pk}"')
         self.assertContains(r, 'data-passage="', count=3)
-        self.assertContains(r, 'data-verdict=""', count=3)  # each row carries its state ...
-        self.assertContains(r, f'data-url="/label/{self.a.pk}/claim/{self.claims[0].pk}/"', count=1)
-        self.assertContains(r, 'aria-pressed="false"', count=4)  # ... and the controls are written once
+        self.assertContains(r, 'data-verdict=""', count=3)  # each row is rendered whole by the server:
+        url = f'hx-post="/label/{self.a.pk}/claim/{self.claims[0].pk}/"'
+        self.assertContains(r, url, count=4 + 2 + 1 + 3)  # verdicts, attach and clear, note, flags post to it
+        self.assertContains(r, 'aria-pressed="false"', count=4 * 3)
         self.assertContains(r, '<dialog id="shortcuts"')
         self.assertContains(r, f'href="/label/{self.mine[1].pk}/" rel="next"')
 

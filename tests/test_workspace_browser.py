@@ -181,8 +181,8 @@ def test_it_fits_three_scrolling_panes_in_1280x800(live_server, page, login, tra
     assert page.locator(f'.claim-span[data-claim="{last.pk}"]').evaluate("el => el.classList.contains('lit')")
 
 
-def test_it_builds_each_rows_controls_from_the_shared_template(live_server, page, login, transactional_db):
-    """Rows carry only their state; the controls cloned into them save, show state and keep focus."""
+def test_it_renders_each_rows_controls_on_the_server(live_server, page, login, transactional_db):
+    """Every control of a row is server-rendered and posts itself: they save, show state and keep focus."""
     ann = make_user("ann", "annotator")
     audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
     c0, c1 = mine[0].audit_answer.answer.claims.order_by("position")

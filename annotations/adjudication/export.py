@@ -17,7 +17,7 @@ from django.conf import settings
 
 from annotations.adjudication.selectors import latest_judge_verdicts
 from annotations.models import Assignment, GoldLabel, Label
-from audit.models import AuditAnswer, Claim, Verdict
+from audit.models import SCORED_VERDICTS, AuditAnswer, Claim, Verdict
 
 LEVELS = ("claim", "answer")
 FORMATS = ("csv", "jsonl", "parquet")
@@ -42,9 +42,13 @@ CLAIM_COLUMNS = [
     ("annotator_a_id", S),
     ("annotator_a_verdict", S),
     ("annotator_a_evidence", S),
+    ("annotator_a_flags", S),
+    ("annotator_a_note", S),
     ("annotator_b_id", S),
     ("annotator_b_verdict", S),
     ("annotator_b_evidence", S),
+    ("annotator_b_flags", S),
+    ("annotator_b_note", S),
     ("judge_verdict", S),
     ("judge_raw_verdict", S),
     ("judge_evidence", S),
@@ -76,9 +80,11 @@ ANSWER_COLUMNS = [
     ("no_gold", INT),
     ("faithfulness_ratio", F),
     ("omission", B),
+    ("annotator_a_note", S),
+    ("annotator_b_note", S),
     ("provisional", B),
 ]
-SCORED = (Verdict.SUPPORTED, Verdict.CONTRADICTED, Verdict.UNSUPPORTED)
+FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
 
 
 def pseudonym(user_id):
@@ -118,14 +124,20 @@ def _parts(audit, names):
         g["who"] = g["adjudicator__username"] if names else g["adjudicator_id"] and pseudonym(g["adjudicator_id"])
     people = {}
     for a in Assignment.objects.filter(audit_answer__audit=audit).values(
-        "audit_answer_id", "slot", "annotator_id", "annotator__username", "status", "omission"
+        "audit_answer_id", "slot", "annotator_id", "annotator__username", "status", "omission", "note"
     ):
         a["who"] = a["annotator__username"] if names else pseudonym(a["annotator_id"])
         people[(a["audit_answer_id"], a["slot"])] = a
     labels = {
         (lb["assignment__audit_answer_id"], lb["assignment__slot"], lb["claim_id"]): lb
         for lb in Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status="submitted").values(
-            "claim_id", "verdict", "evidence_text", "assignment__slot", "assignment__audit_answer_id"
+            "claim_id",
+            "verdict",
+            "evidence_text",
+            "note",
+            "assignment__slot",
+            "assignment__audit_answer_id",
+            *(f"flag_{f}" for f in FLAGS),
         )
     }
     judge = latest_judge_verdicts(
@@ -165,7 +177,9 @@ def claim_rows(audit, *, names=False):
             ]
             for slot in "AB":
                 lb = labels.get((it["id"], slot, c["id"]), {})
-                row += [people.get((it["id"], slot), {}).get("who"), lb.get("verdict"), lb.get("evidence_text")]
+                flags = " ".join(f for f in FLAGS if lb.get(f"flag_{f}")) if lb else None
+                who = people.get((it["id"], slot), {}).get("who")
+                row += [who, lb.get("verdict"), lb.get("evidence_text"), flags, lb.get("note")]
             version = f"{j['judge_version__name']}@{j['judge_version__content_hash'][:12]}" if j else None
             row += [
                 j.get("verdict"),
@@ -192,7 +206,7 @@ def answer_rows(audit, *, names=False):
         counts = {v: verdicts.count(v) for v in Verdict.values}
         n_claims = len(claims.get(it["answer_id"], []))
         no_gold, bad = n_claims - len(verdicts), counts["unsupported"] + counts["contradicted"]
-        scored = sum(counts[v] for v in SCORED)
+        scored = sum(counts[v] for v in SCORED_VERDICTS)
         # Undecided while a claim still lacks gold and none is bad yet; no scored claim at all passes.
         strict = False if bad else (None if no_gold else True)
         lenient = False if counts["contradicted"] else (None if no_gold else True)
@@ -218,6 +232,8 @@ def answer_rows(audit, *, names=False):
                 no_gold,
                 counts["supported"] / scored if scored else None,
                 omission,
+                people.get((it["id"], "A"), {}).get("note"),
+                people.get((it["id"], "B"), {}).get("note"),
                 provisional,
             ]
         )

@@ -2,10 +2,10 @@
 
 from django.db.models import Count, Prefetch, Q
 
-from annotations.adjudication.services import may_adjudicate_own
+from annotations.adjudication.services import adjudication_refusal, may_adjudicate_own
 from annotations.models import Assignment, GoldLabel, Label
 from audit.models import Audit, AuditAnswer, AuditStatus, Claim, HistoryEvent, JudgeVerdict, Passage
-from audit.spans import evidence_span, segments
+from audit.spans import evidence_span, layers, segments
 
 OPEN = (AuditStatus.LABELLING, AuditStatus.ADJUDICATION)
 SUBMITTED = Assignment.Status.SUBMITTED
@@ -25,25 +25,21 @@ def latest_judge_verdicts(claims_filter, fields=("claim_id", "verdict")):
 
 
 def _complete_items(assignment_rows, user):
-    """{item_id: {"A": row, "B": row}} for the items with both assignments submitted that user may adjudicate."""
+    """{item_id: {"A": row, "B": row}} for the items user may adjudicate (services.adjudication_refusal)."""
     items = {}
     for row in assignment_rows:
         items.setdefault(row["audit_answer_id"], {})[row["slot"]] = row
-    complete = {}
-    mine = {}  # answer id -> the user's items on it (see services.labels_answer_elsewhere)
+    mine = {}  # answer id -> (item id, status) of the user's own assignments on it, in any audit
     for item_id, answer_id, status in Assignment.objects.filter(annotator_id=user.id).values_list(
         "audit_answer_id", "audit_answer__answer_id", "status"
     ):
-        if not may_adjudicate_own() or status != SUBMITTED:
-            mine.setdefault(answer_id, set()).add(item_id)
+        mine.setdefault(answer_id, []).append((item_id, status))
+    complete = {}
     for item_id, slots in items.items():
-        if len(slots) != 2 or any(r["status"] != SUBMITTED for r in slots.values()):
-            continue
-        if mine.get(slots["A"]["audit_answer__answer_id"], set()) - {item_id}:
-            continue  # the same answer is theirs in another audit
-        if not may_adjudicate_own() and any(r["annotator_id"] == user.id for r in slots.values()):
-            continue
-        complete[item_id] = slots
+        rows = [(r["annotator_id"], r["status"]) for r in slots.values()]
+        answer_id = next(iter(slots.values()))["audit_answer__answer_id"]
+        if adjudication_refusal(user.id, item_id, rows, mine.get(answer_id, [])) is None:
+            complete[item_id] = slots
     return complete
 
 
@@ -119,12 +115,31 @@ def adjudication_queue(user):
     return list(by_audit.values())
 
 
+def filter_queue(entries, status="", q=""):
+    """The queue's disputed claims narrowed to a status ("open": no gold yet, "resolved") and to claims whose
+    text or answer id contains q (case-insensitive); counts stay those of the whole audit."""
+    q = q.casefold()
+    for entry in entries:
+        kept = {}
+        for item_id, rows in entry["answers"].items():
+            rows = [
+                r
+                for r in rows
+                if (not status or (r["gold"] is None) == (status == "open"))
+                and (q in r["claim"]["text"].casefold() or q in r["external_id"].casefold())
+            ]
+            if rows:
+                kept[item_id] = rows
+        entry["answers"], entry["filtered"] = kept, bool(status or q)
+    return entries
+
+
 def adjudication_neighbours(user, audit, item):
-    """(previous, next) answers of the audit to adjudicate around item, in the queue's order (answer position)
-    and by its rules (both labels submitted, not labelled by user), as {"id", "external_id"} or None.
-    Next: the first later answer with an unresolved dispute, else the first earlier one (wrapping round);
-    None when no other answer has one. Previous: the last earlier answer with an unresolved dispute, else
-    the last earlier one with any dispute (to look back at what was settled). Four queries."""
+    """{prev_item, next_item, earlier_open} around item, in the queue's order (answer position) and by its
+    rules, links as {"id", "external_id"} or None. Next: the first later answer with an unresolved dispute
+    (never wrapping round to the start: earlier_open counts the earlier answers still open, so the page
+    can say so). Previous: the last earlier answer with an unresolved dispute, else the last earlier one
+    with any dispute (to look back at what was settled). Four queries."""
     _rows, complete, verdicts, gold = _labels_and_gold([audit], user)
     open_ = {}  # item id -> whether some disputed claim of it has no gold yet
     for (item_id, claim_id), v in verdicts.items():
@@ -134,13 +149,13 @@ def adjudication_neighbours(user, audit, item):
     position = {i: complete[i]["A"]["audit_answer__position"] for i in open_ if i != item.id}
     before = sorted((i for i in position if position[i] < item.position), key=position.get)
     after = sorted((i for i in position if position[i] > item.position), key=position.get)
-    nxt = next((i for i in after + before if open_[i]), None)
+    nxt = next((i for i in after if open_[i]), None)
     prev = next((i for i in reversed(before) if open_[i]), before[-1] if before else None)
 
     def link(i):
         return i and {"id": i, "external_id": complete[i]["A"]["audit_answer__answer__external_id"]}
 
-    return link(prev), link(nxt)
+    return {"prev_item": link(prev), "next_item": link(nxt), "earlier_open": sum(open_[i] for i in before)}
 
 
 def adjudicator_home(user):
@@ -319,16 +334,18 @@ def answer_segments(answer):
     return segments(answer.text, [(c.span_start, c.span_end, c) for c in answer.claim_list])
 
 
+EVIDENCE_KINDS = (("a", "ev-a", "A"), ("b", "ev-b", "B"), ("gold", "gold", "gold"))
+
+
 def passage_segments(passages, row):
-    """[(passage, segments)] with A's, B's, the judge's and the gold evidence of one claim row marked."""
+    """[(passage, [(piece, classes, title)])] with A's, B's, the judge's and the gold evidence of one claim
+    row marked; overlapping spans are cut at every boundary so each piece names every span over it."""
     spans = {}
-    for label, css in (
-        (row and row["a"], "evidence"),
-        (row and row["b"], "evidence other"),
-        (row and row["gold"], "evidence gold"),
-    ):
+    for key, css, name in EVIDENCE_KINDS:
+        label = row and row[key]
         if label and label.evidence_passage_id:
-            spans.setdefault(label.evidence_passage_id, []).append((label.evidence_start, label.evidence_end, css))
+            span = (label.evidence_start, label.evidence_end, (css, name))
+            spans.setdefault(label.evidence_passage_id, []).append(span)
     judge = row and row["judge"]
     out = []
     for p in passages:
@@ -336,6 +353,10 @@ def passage_segments(passages, row):
         if judge and judge.evidence and judge.passage_external_id == p.external_id:
             span = evidence_span(p.text, judge.evidence)  # the judge quotes text; it gives no offsets
             if span:
-                marks.append((*span, "evidence judge"))
-        out.append((p, segments(p.text, marks)))
+                marks.append((*span, ("judge", "judge")))
+        pieces = [
+            (piece, " ".join(c for c, _ in tags), ", ".join(n for _, n in tags))
+            for piece, tags in layers(p.text, marks)
+        ]
+        out.append((p, pieces))
     return out

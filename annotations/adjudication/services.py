@@ -10,10 +10,9 @@ from django.utils import timezone
 
 from annotations.models import Assignment, GoldLabel, Label
 from audit import history, roles
-from audit.models import AuditAnswer, AuditStatus, Claim, HistoryEvent, Passage, Verdict
+from audit.models import NEEDS_EVIDENCE, AuditAnswer, AuditStatus, Claim, HistoryEvent, Passage, Verdict
 from audit.notify.events import notify_disputes_ready
 
-NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)
 REASON_MAX = 4000
 
 
@@ -44,27 +43,11 @@ def gold_snapshot(gold):
     return {
         "verdict": gold.verdict,
         "source": gold.source,
-        "evidence_passage": gold.evidence_passage_id,
-        "evidence_start": gold.evidence_start,
-        "evidence_end": gold.evidence_end,
-        "evidence_text": gold.evidence_text,
+        **{f.removesuffix("_id"): v for f, v in gold.evidence_fields().items()},
         "adjudicator": gold.adjudicator_id,
         "reason": gold.reason,
         "version": gold.version,
     }
-
-
-def _evidence_of(label):
-    return {
-        "evidence_passage_id": label.evidence_passage_id,
-        "evidence_start": label.evidence_start,
-        "evidence_end": label.evidence_end,
-        "evidence_text": label.evidence_text,
-    }
-
-
-def _has_evidence(label):
-    return bool(label.evidence_text or label.evidence_passage_id)
 
 
 def gold_on_submit(audit_answer):
@@ -189,7 +172,7 @@ def gold_on_reopen(audit_answer, user, reason):
 
 
 def _apply_agreement(trail, la, lb, gold):
-    fields = {"verdict": la.verdict, **_evidence_of(la if _has_evidence(la) else lb)}
+    fields = {"verdict": la.verdict, **(la if la.has_evidence else lb).evidence_fields()}
     if gold is None:
         gold = GoldLabel.objects.create(
             audit=trail["audit"], claim=trail["claim"], source=GoldLabel.Source.AGREED, **fields
@@ -256,25 +239,37 @@ def _advance_audit(audit):
         notify_disputes_ready(audit, audit_gold_progress(audit)["missing"])  # email adjudicators, webhook
 
 
-def check_may_adjudicate(user, audit_answer, annotator_ids):
+def adjudication_refusal(user_id, item_id, slots, mine):
+    """Who may adjudicate an answer, as one rule over rows already loaded: None when user may, else why
+    not. slots: (annotator_id, status) of the item's assignments; mine: (item_id, status) of the user's
+    own assignments on the same answer in any audit. Both annotators must have submitted; an annotator
+    of the item may not (unless ADJUDICATOR_MAY_ADJUDICATE_OWN); nor may anyone holding the answer in
+    another audit (when own answers are allowed: only while that assignment is not submitted, since they
+    would see others' labels and the judge on claims they are still labelling)."""
+    slots, own = list(slots), may_adjudicate_own()
+    if len(slots) != 2 or any(status != Assignment.Status.SUBMITTED for _, status in slots):
+        return "Both annotators must submit this answer before it can be adjudicated."
+    if not own and any(annotator == user_id for annotator, _ in slots):
+        return "You labelled this answer, so another adjudicator must resolve it."
+    if any(i != item_id and (not own or status != Assignment.Status.SUBMITTED) for i, status in mine):
+        return "You label this answer in another audit, so another adjudicator must resolve it."
+    return None
+
+
+def mine_on_answer(user, answer_id):
+    """The (item_id, status) rows adjudication_refusal needs for one answer (one query)."""
+    rows = Assignment.objects.filter(annotator_id=user.id, audit_answer__answer_id=answer_id)
+    return list(rows.values_list("audit_answer_id", "status"))
+
+
+def check_may_adjudicate(user, item, assignments):
+    """Raise PermissionDenied unless user may adjudicate item (its assignments loaded)."""
     if not roles.has_role(user, roles.ADJUDICATOR):
         raise PermissionDenied("Adjudication is for adjudicators.")
-    if user.id in annotator_ids and not may_adjudicate_own():
-        raise PermissionDenied("You labelled this answer, so another adjudicator must resolve it.")
-    if labels_answer_elsewhere(user, audit_answer):
-        raise PermissionDenied("You label this answer in another audit, so another adjudicator must resolve it.")
-
-
-def labels_answer_elsewhere(user, audit_answer):
-    """Whether user holds an assignment on the same answer in another audit: any such assignment (an
-    answer they labelled), or, when adjudicating one's own answers is allowed, one not yet submitted
-    (blindness: they would see others' labels and the judge on the very claims they are still labelling)."""
-    mine = Assignment.objects.filter(annotator_id=user.id, audit_answer__answer_id=audit_answer.answer_id).exclude(
-        audit_answer_id=audit_answer.pk
-    )
-    if may_adjudicate_own():
-        mine = mine.exclude(status=Assignment.Status.SUBMITTED)
-    return mine.exists()
+    slots = [(a.annotator_id, a.status) for a in assignments]
+    why = adjudication_refusal(user.id, item.pk, slots, mine_on_answer(user, item.answer_id))
+    if why:
+        raise PermissionDenied(why)
 
 
 def gold_adjudicate(
@@ -297,9 +292,7 @@ def gold_adjudicate(
     if item is None:
         raise AdjudicationError("This claim is not part of the audit.")
     assignments = list(Assignment.objects.filter(audit_answer=item))
-    check_may_adjudicate(user, item, {a.annotator_id for a in assignments})
-    if len(assignments) < 2 or any(a.status != Assignment.Status.SUBMITTED for a in assignments):
-        raise AdjudicationError("Both annotators must submit this answer before it can be adjudicated.")
+    check_may_adjudicate(user, item, assignments)
     fields = {"verdict": verdict, **_chosen_evidence(claim, assignments, verdict, evidence, passage, start, end)}
     slot_of = {a.id: a.slot for a in assignments}
     labels = {slot_of[lb.assignment_id]: lb for lb in Label.objects.filter(assignment__in=assignments, claim=claim)}
@@ -310,6 +303,37 @@ def gold_adjudicate(
         return _save_gold(audit, claim, fields, user, expected_version)
 
 
+def gold_take_all(item, rows, slot, *, user, reason):
+    """Adjudicate every disputed claim of item without adjudicated gold as annotator slot ("a" or "b")
+    labelled it, evidence included, with one reason. rows: the item's claim rows (selectors.claim_rows).
+    Returns the number of claims set; each save is a gold_adjudicate with its own history event."""
+    if slot not in ("a", "b"):
+        raise AdjudicationError("Choose annotator A or B.")
+    todo = [
+        r
+        for r in rows
+        if r["kind"] == "disputed"
+        and r[slot]
+        and r[slot].verdict
+        and not (r["gold"] and r["gold"].source == GoldLabel.Source.ADJUDICATED)
+    ]
+    if not todo:
+        raise AdjudicationError("No disputed claim of this answer is left without adjudicated gold.")
+    with transaction.atomic():
+        for r in todo:
+            label = r[slot]
+            gold_adjudicate(
+                item.audit,
+                r["claim"],
+                user=user,
+                verdict=label.verdict,
+                evidence=slot if label.has_evidence else "none",
+                reason=reason,
+                expected_version=r["gold"].version if r["gold"] else 0,
+            )
+    return len(todo)
+
+
 def _chosen_evidence(claim, assignments, verdict, evidence, passage, start, end):
     empty = {"evidence_passage_id": None, "evidence_start": None, "evidence_end": None, "evidence_text": ""}
     if verdict not in NEEDS_EVIDENCE or evidence in ("none", "", None):
@@ -317,9 +341,9 @@ def _chosen_evidence(claim, assignments, verdict, evidence, passage, start, end)
     if evidence in ("a", "b"):
         assignment = next(a for a in assignments if a.slot == evidence.upper())
         label = Label.objects.filter(assignment=assignment, claim=claim).first()
-        if label is None or not _has_evidence(label):
+        if label is None or not label.has_evidence:
             raise AdjudicationError(f"Annotator {evidence.upper()} gave no evidence for this claim.")
-        return _evidence_of(label)
+        return label.evidence_fields()
     if evidence != "new":
         raise AdjudicationError(f"Unknown evidence choice {evidence!r}.")
     p = Passage.objects.filter(pk=passage, answer_id=claim.answer_id).first() if str(passage).isdigit() else None

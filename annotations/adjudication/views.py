@@ -11,11 +11,16 @@ from annotations.guidelines.gate import guidelines_for, guidelines_gate
 from audit import roles
 from audit.models import Audit, AuditAnswer, Verdict
 
+GOLD_CONTEXT = {"verdict_choices": Verdict.choices, "verdict_sets": Verdict.sets()}
+
 
 @roles.adjudicator_required
 def queue(request):
     done = request.GET.get("done", "")  # the audit whose last dispute the adjudicator just left
-    ctx = {"audits": selectors.adjudication_queue(request.user), "done": int(done) if done.isdigit() else None}
+    status, q = request.GET.get("status", ""), request.GET.get("q", "").strip()[:200]
+    status = status if status in ("open", "resolved") else ""
+    audits = selectors.filter_queue(selectors.adjudication_queue(request.user), status, q)
+    ctx = {"audits": audits, "done": int(done) if done.isdigit() else None, "status": status, "q": q}
     return render(request, "adjudication/queue.html", ctx)
 
 
@@ -24,14 +29,11 @@ def _item_or_404(request, audit_id, item_id):
         item = selectors.adjudication_item(audit_id, item_id)
     except AuditAnswer.DoesNotExist:
         raise Http404("No such answer in this audit.") from None
-    slots = {a.slot: a for a in item.assignment_list}
-    if set(slots) != {"A", "B"} or any(a.status != "submitted" for a in slots.values()):
-        raise Http404("Both annotators must submit this answer before it can be adjudicated.")
     try:
-        services.check_may_adjudicate(request.user, item, {a.annotator_id for a in slots.values()})
-    except PermissionDenied:
-        raise Http404("You labelled this answer; another adjudicator must resolve it.") from None
-    item.slots = slots
+        services.check_may_adjudicate(request.user, item, item.assignment_list)
+    except PermissionDenied as e:
+        raise Http404(str(e)) from None
+    item.slots = {a.slot: a for a in item.assignment_list}
     return item
 
 
@@ -51,14 +53,13 @@ def adjudicate(request, audit_id, item_id):
     guidelines = None if partial else guidelines_for(request.user, audit_id)  # read first, then `g`
     if gate := guidelines_gate(request, audit_id, guidelines):
         return gate
-    prev, nxt = (None, None) if partial else selectors.adjudication_neighbours(request.user, item.audit, item)
+    nav = {} if partial else selectors.adjudication_neighbours(request.user, item.audit, item)
     ctx = {
+        **GOLD_CONTEXT,
+        **nav,
         "item": item,
         "audit": item.audit,
         "current": current,
-        "verdict_choices": Verdict.choices,
-        "prev_item": prev,
-        "next_item": nxt,
         "disputed": by_kind["disputed"],
         "review": by_kind["judge_review"],
         "agreed": by_kind["agreed"],
@@ -103,9 +104,24 @@ def gold_save(request, audit_id, item_id, claim_id):
         "row": selectors.with_form(row, post),
         "error": error,
         "saved": post is None,
-        "verdict_choices": Verdict.choices,
+        **GOLD_CONTEXT,
     }
     return render(request, "adjudication/adjudicate.html#claim_block", ctx, status=status)
+
+
+@roles.adjudicator_required
+@require_POST
+def take_all(request, audit_id, item_id):
+    """Take annotator A's (or B's) label, with one reason, for every disputed claim of the answer that has
+    no adjudicated gold yet."""
+    item = _item_or_404(request, audit_id, item_id)
+    slot, reason = request.POST.get("slot", ""), request.POST.get("reason", "")
+    try:
+        n = services.gold_take_all(item, selectors.claim_rows(item), slot, user=request.user, reason=reason)
+        messages.success(request, f"Took {slot.upper()}'s label for {n} claim{'s' if n != 1 else ''}.")
+    except services.AdjudicationError as e:
+        messages.error(request, f"Nothing taken: {e}")
+    return redirect("adjudicate", audit_id, item_id)
 
 
 def _int(value):

@@ -3,7 +3,7 @@
 from statistics import median
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 
 from annotations.models import Assignment
 from audit import roles
@@ -73,8 +73,20 @@ def audit_progress(audit):
 
 
 def audit_assignments(audit):
+    """The audit's assignments; partner_id: the annotator of the same answer's other slot, who may never take it."""
+    partner = Assignment.objects.filter(audit_answer=OuterRef("audit_answer")).exclude(pk=OuterRef("pk"))
     return (
         Assignment.objects.filter(audit_answer__audit=audit)
         .select_related("annotator", "audit_answer__answer")
+        .annotate(partner_id=Subquery(partner.values("annotator_id")[:1]))
         .order_by("audit_answer__position", "slot")
     )
+
+
+def with_reassign_choices(assignments):
+    """Each assignment with .choices: the annotators who may take it (anyone with the role but the two
+    annotators of its answer). One query for the annotators, whatever the number of assignments."""
+    people, out = list(annotators()), list(assignments)
+    for a in out:
+        a.choices = [u for u in people if u.pk not in (a.annotator_id, a.partner_id)]
+    return out

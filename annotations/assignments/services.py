@@ -40,7 +40,7 @@ def audit_assign(audit, annotators, user=None):
     items = list(audit.items.order_by("position").values_list("pk", flat=True))
     plan = pairing.plan_pairs(len(items), [u.pk for u in annotators])
     Assignment.objects.bulk_create(
-        Assignment(audit_answer_id=item, annotator_id=who, slot=slot, is_demo=audit.is_demo)
+        Assignment(audit_answer_id=item, annotator_id=who, slot=slot)
         for item, pair in zip(items, plan, strict=True)
         for slot, who in zip("AB", pair, strict=True)
     )

@@ -80,8 +80,7 @@ def audit_assignments(request, audit_id):
     audit = get_object_or_404(Audit.objects.select_related("dataset"), pk=audit_id)
     ctx = {
         "audit": audit,
-        "assignments": selectors.audit_assignments(audit),
-        "annotators": list(selectors.annotators()),
+        "assignments": selectors.with_reassign_choices(selectors.audit_assignments(audit)),
     }
     return render(request, "sampling/assignments.html", ctx)
 
@@ -102,6 +101,8 @@ def assignment_reassign(request, assignment_id):
         if error:
             messages.error(request, error)
         return redirect("audit_assignments", assignment.audit_answer.audit_id)
-    a = selectors.audit_assignments(assignment.audit_answer.audit_id).get(pk=assignment.pk)
-    ctx = {"a": a, "annotators": list(selectors.annotators()), "error": error}
+    [a] = selectors.with_reassign_choices(
+        selectors.audit_assignments(assignment.audit_answer.audit_id).filter(pk=assignment.pk)
+    )
+    ctx = {"a": a, "error": error}
     return render(request, "sampling/assignments.html#row", ctx)

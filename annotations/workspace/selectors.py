@@ -1,6 +1,7 @@
 """Reads of the annotation workspace. Blind by construction: nothing here touches judge verdicts or
 another annotator's assignment or labels; every read is scoped to one annotator's own rows."""
 
+import re
 from dataclasses import dataclass
 
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
@@ -8,15 +9,16 @@ from django.http import Http404
 from django.urls import reverse
 
 from annotations.models import Assignment, Label
-from audit.models import Audit, AuditStatus, Claim, Passage
+from audit.models import Audit, AuditStatus, Claim, Passage, Verdict
 from audit.spans import layers, segments
 
 SUBMITTED = Assignment.Status.SUBMITTED
-FLAG_NAMES = [  # key, short name, what it means
-    ("not_atomic", "Not atomic", "The claim bundles several assertions: one passage span cannot settle it."),
-    ("needs_context", "Needs context", "The claim cannot be understood without the rest of the answer."),
-    ("true_not_in_passages", "True, not in passages", "True in the world, but no passage says it."),
+FLAG_NAMES = [  # field, short name, what it means, keyboard shortcut
+    ("not_atomic", "Not atomic", "The claim bundles several assertions: one passage span cannot settle it.", "a"),
+    ("needs_context", "Needs context", "The claim cannot be understood without the rest of the answer.", "c"),
+    ("true_not_in_passages", "True, not in passages", "True in the world, but no passage says it.", "t"),
 ]
+CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
 def annotator_audits(user):
@@ -84,24 +86,28 @@ class Row:
     assignment_id: int = 0
 
     @property
+    def pk(self):  # as text: the row's template writes it a dozen times, unlocalised
+        return str(self.claim.pk)
+
+    @property
     def verdict(self):
         return self.label.verdict if self.label else ""
 
     @property
     def evidence_missing(self):
         lb = self.label
-        return bool(lb and lb.verdict in ("supported", "contradicted") and not lb.evidence_passage_id)
+        return bool(lb and lb.verdict and Verdict(lb.verdict).needs_evidence and not lb.evidence_passage_id)
 
     @property
     def flags(self):
-        return [(key, name, bool(self.label and getattr(self.label, f"flag_{key}"))) for key, name, _ in FLAG_NAMES]
+        return [(f, name, key, bool(self.label and getattr(self.label, f"flag_{f}"))) for f, name, _, key in FLAG_NAMES]
 
     @property
     def flags_on(self):  # "not_atomic needs_context": the row's data-flags, read by workspace.js
-        return " ".join(key for key, _, on in self.flags if on)
+        return " ".join(f for f, _, _, on in self.flags if on)
 
     @property
-    def url(self):  # the row's data-url: workspace.js posts all of its controls here
+    def url(self):  # every control of the row posts here
         return reverse("workspace_label", args=[self.assignment_id, self.claim.pk])
 
     @property
@@ -140,6 +146,17 @@ def progress(assignment):
     }
 
 
+def cited(text, passages):
+    """[(piece, passage or None)]: the answer's [n] markers linked to its n-th passage (1-based)."""
+    out, at = [], 0
+    for m in CITATION.finditer(text):
+        n = int(m.group(1))
+        if 1 <= n <= len(passages):
+            out += [(text[at : m.start()], None), (m.group(0), passages[n - 1])]
+            at = m.end()
+    return [*out, (text[at:], None)]
+
+
 def workspace(assignment):
     """Everything the page shows, in a fixed number of queries whatever the number of claims and passages."""
     answer = assignment.audit_answer.answer
@@ -164,7 +181,7 @@ def workspace(assignment):
     spans = [(c.span_start, c.span_end, c) for c in claims]
     return {
         "rows": rows,
-        "answer_segments": segments(answer.text, spans),
+        "answer_segments": [(cited(piece, passages), claim) for piece, claim in segments(answer.text, spans)],
         "passages": passage_blocks(passages, [lb for lb in labels.values() if lb.claim]),
         "progress": progress(assignment),
     }
@@ -214,8 +231,8 @@ def queue(user, audit_id):
     )
     if not items:
         raise Http404("You have no answers in this audit.")
-    for item in items:
-        item.minutes = round(item.active_seconds / 60, 1)
+    for i, item in enumerate(items, start=1):
+        item.minutes, item.index = round(item.active_seconds / 60, 1), i
     return audit, items
 
 

@@ -9,11 +9,10 @@ from django.utils import timezone
 from annotations.adjudication.services import AuditClosed, gold_on_reopen, gold_on_submit
 from annotations.models import Assignment, Label
 from audit import history
-from audit.models import Audit, AuditStatus, Passage, Verdict
+from audit.models import Audit, AuditStatus, HistoryEvent, Passage, Verdict
 
 UNSET = object()
 FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
-NEEDS_EVIDENCE = (Verdict.SUPPORTED, Verdict.CONTRADICTED)
 MAX_TIME_INCREMENT = 120  # seconds accepted per time-on-task report
 MAX_NOTE = 5000
 
@@ -71,8 +70,9 @@ def dom_to_raw_offsets(text, start, end):
     return raw_at[start], raw_at[end]
 
 
-def check_evidence(answer_id, passage_id, start, end, quoted):
-    """Return (passage, start, end, text) after proving passage.text[start:end] == quoted."""
+def check_evidence(answer_id, passage_id, start, end, quoted, raw=False):
+    """Return (passage, start, end, text) after proving passage.text[start:end] == quoted. Offsets are
+    the browser's (see dom_to_raw_offsets) unless raw: offsets into the stored text (an undo)."""
     try:
         passage = Passage.objects.only("id", "answer_id", "external_id", "text").get(
             pk=int(passage_id), answer_id=answer_id
@@ -80,7 +80,8 @@ def check_evidence(answer_id, passage_id, start, end, quoted):
         start, end = int(start), int(end)
     except (Passage.DoesNotExist, TypeError, ValueError):
         raise Invalid("The evidence names no passage of this answer.") from None
-    start, end = dom_to_raw_offsets(passage.text, start, end)
+    if not raw:
+        start, end = dom_to_raw_offsets(passage.text, start, end)
     if not (0 <= start < end <= len(passage.text)):
         raise Invalid(f"The evidence offsets {start}-{end} fall outside passage {passage.external_id}.")
     quote = passage.text[start:end]
@@ -92,28 +93,18 @@ def check_evidence(answer_id, passage_id, start, end, quoted):
     return passage, start, end, quote
 
 
-def _evidence_state(label):
-    if not label.evidence_passage_id:
-        return None
-    return {
-        "passage": label.evidence_passage_id,
-        "start": label.evidence_start,
-        "end": label.evidence_end,
-        "text": label.evidence_text,
-    }
-
-
 def _label_state(label):
-    state = {"verdict": label.verdict, "note": label.note, "evidence": _evidence_state(label)}
+    state = {"verdict": label.verdict, "note": label.note, "evidence": label.evidence_state()}
     state.update({f: getattr(label, f"flag_{f}") for f in FLAGS})
     return state
 
 
-def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, flags=None, note=UNSET):
+def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, flags=None, note=UNSET, undoes=None):
     """Set the given fields of the user's label on claim; fields left UNSET keep their value, so two tabs
     editing different fields do not overwrite each other. evidence: None clears it, else a dict
-    {passage, start, end, text} checked against the passage. Returns (label, old): old holds the previous
-    values of the fields that changed, None when nothing changed."""
+    {passage, start, end, text} checked against the passage. undoes: the id of the history event this
+    save reverts (recorded as an "undo", even when it changes nothing). Returns (label, old): old holds
+    the previous values of the fields that changed, None when nothing changed."""
     if verdict is not UNSET and verdict not in Verdict.values and verdict != "":
         raise Invalid(f"Unknown verdict {verdict!r}.")
     if note is not UNSET and len(note) > MAX_NOTE:
@@ -123,11 +114,16 @@ def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, 
     checked = None
     if evidence not in (UNSET, None):
         checked = check_evidence(
-            claim.answer_id, evidence.get("passage"), evidence.get("start"), evidence.get("end"), evidence.get("text")
+            claim.answer_id,
+            *(evidence.get(k) for k in ("passage", "start", "end", "text")),
+            raw=undoes is not None,
         )
     with transaction.atomic():
         _lock(assignment)
-        label, _ = Label.objects.select_for_update().get_or_create(assignment=assignment, claim=claim)
+        # The assignment lock serialises every save of this assignment, so a missing label cannot appear
+        # meanwhile: build it here and write it once (an insert) rather than get_or_create and then save.
+        label = Label.objects.select_for_update().filter(assignment=assignment, claim=claim).first()
+        label = label or Label(assignment=assignment, claim=claim)
         old = _label_state(label)
         if verdict is not UNSET:
             label.verdict = verdict
@@ -138,27 +134,58 @@ def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, 
                 raise Invalid(f"Unknown flag {name!r}.")
             setattr(label, f"flag_{name}", bool(value))
         if evidence is None:
-            label.evidence_passage, label.evidence_start, label.evidence_end, label.evidence_text = None, None, None, ""
+            label.set_evidence()
         elif checked:
-            label.evidence_passage, label.evidence_start, label.evidence_end, label.evidence_text = checked
+            label.set_evidence(*checked)
         new = _label_state(label)
-        if new == old:
-            return label, None  # same value again (double click, second tab): nothing to record
-        label.version += 1
-        label.save()
-        _mark_started(assignment)
         changed = {k for k in new if new[k] != old[k]}
+        if not changed and undoes is None:
+            return label, None  # same value again (double click, second tab): nothing to record
+        if changed:
+            label.version += 1
+            label.save(force_insert=label.pk is None)
+            _mark_started(assignment)
         history.record(
             assignment.audit_answer.audit,
             kind="label",
-            action="save",
+            action="undo" if undoes else "save",
             user=user,
             answer=assignment.audit_answer.answer,
             claim=claim,
             old={k: old[k] for k in changed},
-            new={k: new[k] for k in changed},
+            new={k: new[k] for k in changed} | ({"undoes": undoes} if undoes else {}),
         )
-    return label, {k: old[k] for k in changed}
+    return label, ({k: old[k] for k in changed} or None)
+
+
+def claim_label_undo(assignment, *, user):
+    """Revert the user's latest label change on this answer that is not undone yet, as a new save with
+    its own history event (so undo can go back several steps, and the trail shows each one).
+    Returns (claim_id, label, old) or raises Invalid when there is nothing left to undo."""
+    with transaction.atomic():
+        _lock(assignment)
+        events = HistoryEvent.objects.filter(
+            audit_id=assignment.audit_answer.audit_id,
+            answer_id=assignment.audit_answer.answer_id,
+            user=user,
+            kind="label",
+            action__in=("save", "undo"),
+        ).order_by("-id")
+        undone, target = set(), None
+        for event in events.only("id", "action", "claim_id", "old", "new")[:500]:
+            if event.action == "undo":
+                undone.add(event.new.get("undoes"))
+            elif event.id not in undone:
+                target = event
+                break
+        if target is None:
+            raise Invalid("Nothing to undo on this answer.")
+        old = target.old
+        kw = {k: old[k] for k in ("verdict", "note", "evidence") if k in old}
+        flags = {f: old[f] for f in FLAGS if f in old}
+        claim = target.claim
+        label, changed = claim_label_save(assignment, claim, user=user, flags=flags, undoes=target.id, **kw)
+    return claim, label, changed
 
 
 def assignment_fields_save(assignment, *, user, omission=UNSET, note=UNSET):
@@ -197,7 +224,7 @@ def submit_problems(assignment, claims, labels_by_claim):
         label = labels_by_claim.get(claim.pk)
         if label is None or not label.verdict:
             problems.append((claim, "needs a verdict"))
-        elif required and label.verdict in NEEDS_EVIDENCE and not label.evidence_passage_id and not label.note:
+        elif required and Verdict(label.verdict).needs_evidence and not label.evidence_passage_id and not label.note:
             problems.append((claim, "needs evidence from a passage, or a note saying why there is none"))
     return problems
 

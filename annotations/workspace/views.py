@@ -72,9 +72,23 @@ def _label_params(post):
         kw["flags"] = {post["flag"]: "checked" in post}  # an unchecked checkbox sends nothing
     if post.get("evidence") == "clear":
         kw["evidence"] = None
-    elif "passage" in post:
+    elif post.get("evidence") == "attach" or "passage" in post:
         kw["evidence"] = {k: post.get(k) for k in ("passage", "start", "end", "text")}
     return kw
+
+
+def _status(e):
+    return 409 if isinstance(e, services.Refused) else 400
+
+
+def _row_html(request, a, claim, label, old, **ctx):
+    """The claim's row, and the passages its evidence left or entered (out of band)."""
+    html = render_to_string(f"{PAGE}#claim", _ctx(a, row=selectors.row(a, claim, label), **ctx), request)
+    if old and "evidence" in old:
+        moved = {label.evidence_passage_id, (old["evidence"] or {}).get("passage")} - {None}
+        for passage, segs in selectors.passages_with_marks(a, moved):
+            html += render_to_string(f"{PAGE}#passage", {"passage": passage, "segs": segs, "oob": True})
+    return html
 
 
 @owned("POST")
@@ -83,15 +97,19 @@ def label_save(request, a, claim_id):
     try:
         label, old = services.claim_label_save(a, claim, user=request.user, **_label_params(request.POST))
     except (services.Refused, services.Invalid) as e:
-        status = 409 if isinstance(e, services.Refused) else 400
-        row = selectors.row(a, claim)
-        return render(request, f"{PAGE}#claim_row", _ctx(a, row=row, error=str(e)), status=status)
-    html = render_to_string(f"{PAGE}#claim_row", _ctx(a, row=selectors.row(a, claim, label)), request)
-    if old and "evidence" in old:  # re-mark the passages the evidence left and entered
-        moved = {label.evidence_passage_id, (old["evidence"] or {}).get("passage")} - {None}
-        for passage, segs in selectors.passages_with_marks(a, moved):
-            html += render_to_string(f"{PAGE}#passage", {"passage": passage, "segs": segs, "oob": True})
-    return HttpResponse(html)
+        ctx = _ctx(a, row=selectors.row(a, claim), error=str(e))
+        return render(request, f"{PAGE}#claim", ctx, status=_status(e))
+    return HttpResponse(_row_html(request, a, claim, label, old))
+
+
+@owned("POST")
+def undo(request, a):
+    """Revert the latest change: the response swaps the changed row (and passages) out of band."""
+    try:
+        claim, label, old = services.claim_label_undo(a, user=request.user)
+    except (services.Refused, services.Invalid) as e:
+        return HttpResponse(str(e), status=_status(e), content_type="text/plain")
+    return HttpResponse(_row_html(request, a, claim, label, old, oob=True, fresh_note=True))
 
 
 @owned("POST")
@@ -103,7 +121,7 @@ def answer_fields(request, a):
     try:
         services.assignment_fields_save(a, user=request.user, **kw)
     except (services.Refused, services.Invalid) as e:
-        status, error = (409 if isinstance(e, services.Refused) else 400), str(e)
+        status, error = _status(e), str(e)
     return render(request, f"{PAGE}#answer_fields", _ctx(a, error=error), status=status)
 
 
@@ -115,7 +133,7 @@ def submit(request, a):
         if not request.htmx:
             messages.error(request, f"Not submitted: {e}")
             return redirect("workspace", a.pk)
-        status = 409 if isinstance(e, services.Refused) else 422
+        status = 409 if isinstance(e, services.Refused) else 422  # 422: the claims listed are not ready
         grouped = {}
         for claim, why in getattr(e, "problems", []):
             grouped.setdefault(why, []).append(claim)
@@ -138,7 +156,15 @@ def queue(request, audit_id):
     audit, items = selectors.queue(request.user, audit_id)
     done = sum(i.status == Assignment.Status.SUBMITTED for i in items)
     nxt = next((i.pk for i in items if i.status != Assignment.Status.SUBMITTED), None)
-    return render(request, "workspace/queue.html", {"audit": audit, "items": items, "done": done, "next_id": nxt})
+    status, q = request.GET.get("status", ""), request.GET.get("q", "").strip()[:200]
+    shown = [
+        i
+        for i in items
+        if (not status or i.status == status) and q.casefold() in i.audit_answer.answer.question.casefold()
+    ]
+    ctx = {"audit": audit, "items": items, "shown": shown, "done": done, "next_id": nxt, "status": status, "q": q}
+    ctx["statuses"] = Assignment.Status.choices
+    return render(request, "workspace/queue.html", ctx)
 
 
 @require_POST

@@ -1,4 +1,15 @@
-from audit.models.answers import Answer, Claim, ClaimOrigin, Dataset, ImportBatch, Passage, Verdict
+from audit.models.answers import (
+    BAD_VERDICTS,
+    NEEDS_EVIDENCE,
+    SCORED_VERDICTS,
+    Answer,
+    Claim,
+    ClaimOrigin,
+    Dataset,
+    ImportBatch,
+    Passage,
+    Verdict,
+)
 from audit.models.audits import Audit, AuditAnswer, AuditClaim, AuditStatus, Policy
 from audit.models.definitions import AnswerVerdict, JudgeDefinition, JudgeEdit, JudgeLevel
 from audit.models.guidelines import GuidelinesVersion
@@ -8,6 +19,9 @@ from audit.models.judgements import AnswerJudgement, AnswerJudgementSync
 from audit.models.notify import NotificationSent, NotificationSettings, WebhookDelivery
 
 __all__ = [
+    "BAD_VERDICTS",
+    "NEEDS_EVIDENCE",
+    "SCORED_VERDICTS",
     "Answer",
     "AnswerJudgement",
     "AnswerJudgementSync",

@@ -8,9 +8,31 @@ class Verdict(models.TextChoices):
     UNSUPPORTED = "unsupported", "Unsupported"
     NON_ASSERTIVE = "non_assertive", "Non-assertive"
 
+    @property
+    def needs_evidence(self):
+        """A passage span settles the claim: the verdict quotes it."""
+        return self in (Verdict.SUPPORTED, Verdict.CONTRADICTED)
 
-# Verdicts that make a claim (and its answer) fail faithfulness.
-BAD_VERDICTS = (Verdict.CONTRADICTED, Verdict.UNSUPPORTED)
+    @property
+    def is_bad(self):
+        """The claim (and its answer) fails faithfulness."""
+        return self in (Verdict.CONTRADICTED, Verdict.UNSUPPORTED)
+
+    @property
+    def is_scored(self):
+        """Counted in the claim ratio (non-assertive text is not)."""
+        return self != Verdict.NON_ASSERTIVE
+
+    @classmethod
+    def sets(cls):
+        """{set name: [values]} for templates and JavaScript (json_script)."""
+        return {name: [v.value for v in cls if getattr(v, name)] for name in ("needs_evidence", "is_bad", "is_scored")}
+
+
+# The sets, defined by the properties above.
+NEEDS_EVIDENCE = tuple(v for v in Verdict if v.needs_evidence)
+BAD_VERDICTS = tuple(v for v in Verdict if v.is_bad)
+SCORED_VERDICTS = tuple(v for v in Verdict if v.is_scored)
 
 
 class Dataset(models.Model):

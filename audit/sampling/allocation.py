@@ -4,9 +4,15 @@ allocate() returns integer sample sizes n_h that sum to exactly min(n, N): the c
 n_h = clamp(c * w_h, lower_h, N_h) (lower_h = the minimum per stratum), with c found so the sizes sum to
 the target, then largest-remainder rounding. Capping at N_h and raising to the minimum both redistribute
 the difference over the other strata through c.
+
+Ties in the rounding (equal fractional parts, as when there are more strata than units to give and each
+stratum's share is the same fraction of one) go to the strata in an order drawn from the audit's seed:
+every tied stratum has the same chance of a unit, none is favoured by its name or position, and the same
+seed gives the same allocation.
 """
 
 import math
+import random
 
 PROPORTIONAL, EQUAL, NEYMAN = "proportional", "equal", "neyman"
 DEFAULT_FAIL_RATE = 0.1
@@ -49,10 +55,12 @@ def _continuous(target, w, lower, upper):
     return [min(u, max(lo, hi_c * wh)) for wh, lo, u in zip(w, lower, upper, strict=True)]
 
 
-def _round(target, x, lower, upper):
-    """Largest remainder: floors, then +1 to the biggest fractional parts (ties: earlier stratum)."""
+def _round(target, x, lower, upper, seed=0):
+    """Largest remainder: floors, then +1 to the biggest fractional parts (ties: in a seeded random order)."""
     n = [max(lo, min(u, math.floor(v + 1e-9))) for v, lo, u in zip(x, lower, upper, strict=True)]
-    order = sorted(range(len(x)), key=lambda i: (-(x[i] - math.floor(x[i] + 1e-9)), i))
+    draw = random.Random(seed)
+    tiebreak = [draw.random() for _ in x]
+    order = sorted(range(len(x)), key=lambda i: (-round(x[i] - math.floor(x[i] + 1e-9), 9), tiebreak[i]))
     while sum(n) < target:
         progressed = False
         for i in order:
@@ -71,8 +79,11 @@ def _round(target, x, lower, upper):
     return n
 
 
-def allocate(populations, n, method=PROPORTIONAL, *, min_per_stratum=0, fail_rates=None, default_p=DEFAULT_FAIL_RATE):
-    """populations: [(label, N_h)] in display order. Returns [n_h] summing to min(n, sum N_h)."""
+def allocate(
+    populations, n, method=PROPORTIONAL, *, min_per_stratum=0, fail_rates=None, default_p=DEFAULT_FAIL_RATE, seed=0
+):
+    """populations: [(label, N_h)] in display order. Returns [n_h] summing to min(n, sum N_h); seed orders
+    the rounding's ties (see the module's docstring)."""
     if n < 0 or min_per_stratum < 0:
         raise ValueError("sample size and minimum per stratum must not be negative")
     upper = [max(0, int(N)) for _, N in populations]
@@ -87,14 +98,23 @@ def allocate(populations, n, method=PROPORTIONAL, *, min_per_stratum=0, fail_rat
         # The minimum cannot be met everywhere: spread the target as evenly as the minimum allows.
         w, upper, lower = [1.0 if lo > 0 else 0.0 for lo in lower], lower, [0] * len(lower)
     x = _continuous(target, w, lower, upper)
-    return _round(target, x, lower, upper)
+    return _round(target, x, lower, upper, seed)
 
 
 def design_table(populations, sizes, fail_rates=None):
-    """[{stratum, population, sample, inclusion_probability, weight}] for Audit.design."""
-    rows = []
+    """[{stratum, population, sample, inclusion_probability, weight, hint}] for Audit.design. hint: for a
+    stratum left without a sample, what would give it one."""
+    rows, strata = [], sum(1 for _, N in populations if N)
+    short = sum(sizes) < strata  # fewer units than strata: no minimum can help, only size or fewer strata
     for (label, N), k in zip(populations, sizes, strict=True):
+        hint = ""
+        if N and not k:
+            hint = "not sampled: raise the minimum per stratum"
+            if short:
+                hint = f"not sampled: {strata} strata share {sum(sizes)} answers; "
+                hint += f"raise the size to {strata} or use fewer strata"
         row = {
+            "hint": hint,
             "stratum": label,
             "population": N,
             "sample": k,

@@ -43,7 +43,12 @@ class AuditForm(forms.Form):
     )
     allocation = forms.ChoiceField(choices=Audit.Allocation.choices, initial="proportional")
     default_fail_rate = forms.FloatField(
-        min_value=0, max_value=1, initial=DEFAULT_FAIL_RATE, label="Expected failure rate (Neyman)"
+        min_value=0,
+        max_value=1,
+        initial=DEFAULT_FAIL_RATE,
+        required=False,
+        label="Expected failure rate (Neyman)",
+        help_text="Needed for Neyman allocation only.",
     )
     fail_rates = forms.CharField(
         required=False,
@@ -86,6 +91,18 @@ class AuditForm(forms.Form):
             if not 0 <= rates[key] <= 1:
                 raise forms.ValidationError(f"Failure rate for {key!r} must be between 0 and 1.")
         return rates
+
+    def clean(self):
+        d = super().clean()
+        if (
+            d.get("allocation") == "neyman"
+            and d.get("default_fail_rate") is None
+            and "default_fail_rate" not in self.errors
+        ):
+            self.add_error("default_fail_rate", "Neyman allocation needs an expected failure rate.")
+        elif d.get("default_fail_rate") is None:
+            d["default_fail_rate"] = DEFAULT_FAIL_RATE  # unused by the other allocations
+        return d
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()

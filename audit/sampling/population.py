@@ -41,6 +41,23 @@ def parse_strata_keys(raw):
     return keys
 
 
+def meta_fields(qs, limit=1000):
+    """The metadata fields found on (up to limit of) the population's answers, sorted."""
+    found = set()
+    for meta in qs.order_by().values_list("meta", flat=True)[:limit]:
+        found.update(meta if isinstance(meta, dict) else {})
+    return sorted(found)
+
+
+def check_meta_keys(qs, keys):
+    """Refuse a meta.FIELD stratification key no answer of the population has (a misspelling would make one
+    "(none)" stratum of everything), naming the fields that exist."""
+    for key in keys:
+        if key.startswith("meta.") and not qs.filter(meta__has_key=key[5:]).exists():
+            fields = ", ".join(f"meta.{f}" for f in meta_fields(qs)) or "none"
+            raise StrataError(f"no answer in the population has metadata field {key[5:]!r}; available: {fields}")
+
+
 def meta_text(field):
     # Compare and group metadata as text so numbers behave the same on SQLite and PostgreSQL.
     return Cast(KeyTextTransform(field, "meta"), TextField())

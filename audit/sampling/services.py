@@ -43,15 +43,21 @@ def audit_preview(
     size=150,
     min_per_stratum=0,
     expected_fail_rates=None,
+    seed=0,
 ):
-    """The design without saving anything: {population_size, design: [rows], judge_version_id, strata}."""
+    """The design without saving anything: {population_size, design: [rows], judge_version_id, strata}.
+    seed orders ties in the allocation's rounding (the audit's own seed when it is created)."""
     f = dict(population_filter or {})
     keys = pop.parse_strata_keys(strata_keys)
+    pop.check_meta_keys(pop.population(dataset, f), keys)
+    fields = pop.meta_fields(pop.population(dataset, f))
     jv = _judge_version_synced(dataset, keys, f)
     strata = strata_counts(pop.population(dataset, f), keys, jv)
     labelled = [(label, N) for label, _, N in strata]
     rates = allocation.resolve_fail_rates([lb for lb, _ in labelled], expected_fail_rates)
-    sizes = allocation.allocate(labelled, size, allocation_method, min_per_stratum=min_per_stratum, fail_rates=rates)
+    sizes = allocation.allocate(
+        labelled, size, allocation_method, min_per_stratum=min_per_stratum, fail_rates=rates, seed=seed
+    )
     table = allocation.design_table(labelled, sizes, rates if allocation_method == allocation.NEYMAN else None)
     return {
         "population_size": sum(N for _, N in labelled),
@@ -62,6 +68,7 @@ def audit_preview(
         "sizes": sizes,
         "keys": keys,
         "filter": f,
+        "meta_fields": fields,
     }
 
 
@@ -94,6 +101,7 @@ def audit_create(
         size=size,
         min_per_stratum=min_per_stratum,
         expected_fail_rates=expected_fail_rates,
+        seed=seed,
     )
     f = {**p["filter"], "judge_version": p["judge_version_id"]} if "judge" in p["keys"] else p["filter"]
     picked = draw(pop.population(dataset, p["filter"]), p["keys"], p["strata"], p["sizes"], seed, p["judge_version_id"])

@@ -7,6 +7,7 @@ from audit.judge.services import judge_run_create, judge_run_enqueue
 from audit.models import Audit
 from audit.roles import lead_required
 from audit.sampling import forms, services
+from audit.sampling import population as pop
 
 
 def _error(request, exc):
@@ -22,7 +23,7 @@ def audit_new(request):
             try:
                 preview = services.audit_preview(**form.service_kwargs())
             except ValueError as e:
-                form.add_error(None, str(e))
+                form.add_error("strata" if isinstance(e, pop.StrataError) else None, str(e))
         elif not form.cleaned_data["name"]:
             form.add_error("name", "A name is required to create the audit.")
         else:
@@ -35,7 +36,8 @@ def audit_new(request):
                     **form.service_kwargs(),
                 )
             except (ValidationError, ValueError) as e:
-                form.add_error(None, " ".join(getattr(e, "messages", [str(e)])))
+                field = "strata" if isinstance(e, pop.StrataError) else None
+                form.add_error(field, " ".join(getattr(e, "messages", [str(e)])))
             else:
                 messages.success(request, f"Audit {audit.name} created: {audit.items.count()} answers sampled.")
                 return redirect("audit_detail", audit.id)
