@@ -3,6 +3,7 @@
 
 from django.utils import timezone
 
+from annotations.adjudication.services import gold_on_submit
 from annotations.models import Assignment, Label
 from audit.models import AuditAnswer, Claim, JudgeVerdict, JudgeVersion, Passage
 from tests.factories import make_answer, make_audit
@@ -83,7 +84,5 @@ def add_judge(audit, verdict_of, *, name="judge-v1", content_hash="a" * 64):
 
 
 def submit_all(audit):
-    from annotations.adjudication.services import gold_on_submit
-
     for item in AuditAnswer.objects.filter(audit=audit).select_related("audit"):
         gold_on_submit(item)

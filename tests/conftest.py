@@ -1,4 +1,6 @@
 import pytest
+from django.core.cache import cache
+from playwright.sync_api import sync_playwright
 
 from tests.factories import PASSWORD
 
@@ -7,8 +9,6 @@ CHROMIUM = "/usr/bin/chromium"
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as p:
         b = p.chromium.launch(
             executable_path=CHROMIUM,
@@ -57,6 +57,4 @@ def login(live_server):
 @pytest.fixture(autouse=True)
 def _clear_cache():
     # One test's cached values must not leak into the next (the login throttle is in the database).
-    from django.core.cache import cache
-
     cache.clear()

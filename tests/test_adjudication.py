@@ -1,6 +1,7 @@
 from django.core.exceptions import PermissionDenied
 from django.db import connection
-from django.test import TestCase, override_settings
+from django.template.loader import render_to_string
+from django.test import RequestFactory, TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
 from annotations.adjudication import services
@@ -295,9 +296,6 @@ class AdjudicationViewTests(TestCase):
         self.assertContains(history, "recheck claim 1")
 
     def test_it_renders_the_audit_actions_include(self):
-        from django.template.loader import render_to_string
-        from django.test import RequestFactory
-
         request = RequestFactory().get("/audits/1/")
         request.user = self.lead
         html = render_to_string(

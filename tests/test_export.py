@@ -1,6 +1,8 @@
 import csv
 import io
 import json
+import tempfile
+from pathlib import Path
 
 import pyarrow.parquet as pq
 from django.core.management import call_command
@@ -224,9 +226,6 @@ class ExportTests(TestCase):
             self.assertEqual(counts, [6, 6], level)
 
     def test_it_exports_from_the_command_line(self):
-        import tempfile
-        from pathlib import Path
-
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "gold.jsonl"
             call_command(

@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import TestCase
 
-from audit.models import Answer, AuditAnswer
+from audit.models import Answer, AuditAnswer, Claim
 from audit.sampling import draw as draw_mod
 from audit.sampling import population as pop
 from audit.sampling.services import audit_create, audit_preview
@@ -49,7 +49,6 @@ class StrataTests(TestCase):
 
     def test_it_strata_by_the_judge_answer_verdict(self):
         answers = list(Answer.objects.filter(dataset=self.ds).order_by("id"))
-        from audit.models import Claim
 
         Claim.objects.bulk_create(Claim(answer=a, position=0, text="c", origin="imported") for a in answers[:30])
         old = judge_version("old", created=days_ago(3))

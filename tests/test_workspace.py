@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from annotations.models import Assignment, Label
 from annotations.workspace import services
+from annotations.workspace.selectors import annotator_audits
 from audit.models import HistoryEvent, Passage
 from tests.factories import make_user
 from tests.workspace_helpers import annotators, evidence_post, make_assigned_audit, passage_of
@@ -66,8 +67,6 @@ class PageTests(WorkspaceTestCase):
         self.assertContains(r, f'id="label-next" href="/label/{self.mine[1].pk}/"')
 
     def test_it_lists_audits_with_progress_on_home(self):
-        from annotations.workspace.selectors import annotator_audits
-
         self.label_all()
         self.client.post(self.url(what="submit/"))
         [row] = annotator_audits(self.ann)
