@@ -10,8 +10,8 @@ from django.db import connection
 from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 
-from audit.models import JudgeRun, JudgeVerdict, JudgeVersion
-from tests.factories import PASSWORD, make_answer, make_audit, make_dataset, make_user
+from audit.models import JudgeRun, JudgeVerdict
+from tests.factories import PASSWORD, make_answer, make_audit, make_dataset, make_judge_version, make_user
 
 
 class AuthTests(TestCase):
@@ -145,7 +145,7 @@ class AnswerPageJudgeTests(TestCase):
     def test_it_highlights_verified_judge_evidence_in_its_passage(self):
         lead = make_user("lead", "lead")
         answer = make_answer(n_claims=2, n_passages=2)
-        version = JudgeVersion.objects.create(kind="offline", name="t", content_hash="h1")
+        version = make_judge_version("t", content_hash="h1")
         c0, c1 = answer.claims.order_by("position")
         JudgeVerdict.objects.create(
             claim=c0,
@@ -176,7 +176,7 @@ class HomeTests(TestCase):
     def test_it_shows_a_lead_their_audits_and_runs_in_constant_queries(self):
         lead = make_user("lead", "lead")
         self.client.force_login(lead)
-        version = JudgeVersion.objects.create(kind="offline", name="offline-x", content_hash="hx")
+        version = make_judge_version("offline-x", content_hash="hx")
 
         def add(i):
             audit = make_audit([make_answer(external_id=f"h{i}")], name=f"2026-W{i:02d}")

@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from annotations.lab.guardrail import guardrail_check
 from audit.judge.definitions import current_version, definitions_seed
-from audit.models import Answer, AnswerVerdict, JudgeLevel, JudgeVersion
-from tests.factories import make_dataset, make_user
+from audit.models import Answer, AnswerVerdict, JudgeLevel
+from tests.factories import make_dataset, make_judge_version, make_user
 from tests.judge_helpers import fake_server, make_judged_answer
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def version():
-    return JudgeVersion.objects.create(kind="anthropic", level=JudgeLevel.ANSWER, name="rubric", content_hash="r" * 64)
+    return make_judge_version("rubric", kind="anthropic", level=JudgeLevel.ANSWER, content_hash="r" * 64)
 
 
 def group(version, dataset, fails, n, *, meta=None, questions=None):
