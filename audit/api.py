@@ -21,7 +21,8 @@ from audit.ingest.formats import FORMATS, MappingError, parse_mapping
 from audit.ingest.services import answers_import
 from audit.ingest.spool import max_upload_bytes
 from audit.judge import selectors as judge_selectors
-from audit.judge.services import JudgeRunError, judge_run_create, judge_run_enqueue
+from audit.judge.services import JudgeRunError, judge_run_create
+from audit.judge.tasks import judge_run_enqueue
 from audit.models import Audit, Dataset, JudgeRun
 from audit.sampling import services as sampling
 from audit.sampling.forms import AuditForm

@@ -133,8 +133,7 @@ def main():
 
     from audit.ingest.services import import_enqueue
     from audit.models import Answer, Claim, ImportBatch
-    from tests.factories import make_user
-    from tests.workspace_helpers import make_assigned_audit
+    from tests.factories import make_assigned_audit, make_user
 
     for p in (DB, Path(f"{DB}-wal"), Path(f"{DB}-shm"), *(SPOOL.iterdir() if SPOOL.exists() else ())):
         p.unlink(missing_ok=True)

@@ -64,7 +64,7 @@ class NoMigrations(dict):
 
 
 def build(ann, other, n_claims=20, name="2026-W48"):
-    from tests.workspace_helpers import make_assigned_audit
+    from tests.factories import make_assigned_audit
 
     rng = random.Random(5)
     _, mine = make_assigned_audit(ann, other, n_answers=5, n_claims=n_claims, n_passages=10, name=name)

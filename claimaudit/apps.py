@@ -1,4 +1,8 @@
 from django.apps import AppConfig
+from django.contrib.auth.signals import user_logged_in
+from django.utils.module_loading import autodiscover_modules
+
+from claimaudit.middleware import stamp_login
 
 
 class ClaimAuditConfig(AppConfig):
@@ -8,8 +12,5 @@ class ClaimAuditConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from django.contrib.auth.signals import user_logged_in
-
-        from claimaudit.middleware import stamp_login
-
         user_logged_in.connect(stamp_login, dispatch_uid="claimaudit-stamp-login")
+        autodiscover_modules("receivers")  # each app's receivers.py connects its signal receivers

@@ -1,7 +1,10 @@
 import threading
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
+from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
+from playwright.sync_api import sync_playwright
 
 from tests.factories import PASSWORD
 
@@ -36,8 +39,6 @@ def live_server_idle(timeout=60):
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as p:
         b = p.chromium.launch(
             executable_path=CHROMIUM,
@@ -58,7 +59,6 @@ def browser():
 
 def axe_violations(pg):
     """axe-core's critical and serious violations on the page as it is now: [(rule, [targets])]."""
-    from axe_playwright_python.sync_playwright import Axe
 
     results = Axe().run(pg).response["violations"]
     return [(v["id"], [n["target"] for n in v["nodes"]][:5]) for v in results if v["impact"] in ("critical", "serious")]
@@ -114,6 +114,4 @@ def login(live_server):
 @pytest.fixture(autouse=True)
 def _clear_cache():
     # One test's cached values must not leak into the next (the login throttle is in the database).
-    from django.core.cache import cache
-
     cache.clear()

@@ -8,8 +8,8 @@ score 0 on every answer. ans0 has sampling weight 2, the others 1."""
 
 from annotations.models import GoldLabel, Label
 from audit.judge import prompts, rubric
-from audit.models import AnswerVerdict, AuditAnswer, Claim, JudgeLevel, JudgeVerdict, JudgeVersion
-from tests.adjudication_helpers import build_audit, submit_all
+from audit.models import AnswerVerdict, AuditAnswer, Claim, JudgeLevel, JudgeVerdict
+from tests.factories import make_gold, make_judge_version, make_labelled_audit
 
 S, C, U = "supported", "contradicted", "unsupported"
 GOLD = {0: [S, S, U], 1: [S, C, S], 2: [S, S, S]}
@@ -22,14 +22,12 @@ def labels(i, position, slot):
 
 def version(name, level=JudgeLevel.CLAIM, kind="anthropic"):
     spec = rubric.build_spec() if level == JudgeLevel.ANSWER else prompts.build_spec()
-    return JudgeVersion.objects.create(
-        kind=kind, level=level, name=name, content_hash=name[0] * 64, model=spec["model"], spec=spec
-    )
+    return make_judge_version(name, kind=kind, level=level, content_hash=name[0] * 64, model=spec["model"], spec=spec)
 
 
 def build_gold_set(ann_a, ann_b, adjudicator):
-    audit = build_audit(ann_a, ann_b, n_answers=3, n_claims=3, verdicts=labels, name="gold-week")
-    submit_all(audit)
+    audit = make_labelled_audit(ann_a, ann_b, n_answers=3, n_claims=3, verdicts=labels, name="gold-week")
+    make_gold(audit)
     claim = Claim.objects.get(answer__external_id="gold-week-ans0", position=2)
     GoldLabel.objects.create(audit=audit, claim=claim, verdict=U, source="adjudicated", adjudicator=adjudicator)
     AuditAnswer.objects.filter(audit=audit, position=0).update(weight=2.0)

@@ -1,13 +1,13 @@
 from django.core.exceptions import PermissionDenied
 from django.db import connection
-from django.test import TestCase, override_settings
+from django.template.loader import render_to_string
+from django.test import RequestFactory, TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
 from annotations.adjudication import services
 from annotations.models import Assignment, GoldLabel, Label
 from audit.models import Audit, AuditAnswer, Claim, HistoryEvent
-from tests.adjudication_helpers import add_judge, build_audit, submit_all
-from tests.factories import make_user
+from tests.factories import judge_audit, make_gold, make_labelled_audit, make_user
 
 
 class GoldOnSubmitTests(TestCase):
@@ -15,8 +15,8 @@ class GoldOnSubmitTests(TestCase):
         self.a, self.b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
 
     def test_it_makes_agreed_gold_with_evidence_and_moves_the_audit_to_adjudication(self):
-        audit = build_audit(self.a, self.b)
-        submit_all(audit)
+        audit = make_labelled_audit(self.a, self.b)
+        make_gold(audit)
         gold = GoldLabel.objects.filter(audit=audit)
         self.assertEqual(gold.count(), 4)  # 2 answers x (3 claims - 1 disputed)
         self.assertEqual(set(gold.values_list("source", flat=True)), {"agreed"})
@@ -30,29 +30,29 @@ class GoldOnSubmitTests(TestCase):
         self.assertEqual(HistoryEvent.objects.filter(audit=audit, kind="audit", action="status").count(), 1)
 
     def test_it_takes_b_evidence_when_a_gave_none(self):
-        audit = build_audit(self.a, self.b, evidence_slots="B", verdicts=lambda i, p, s: "supported")
-        submit_all(audit)
+        audit = make_labelled_audit(self.a, self.b, evidence_slots="B", verdicts=lambda i, p, s: "supported")
+        make_gold(audit)
         self.assertEqual(set(GoldLabel.objects.filter(audit=audit).values_list("evidence_text", flat=True)), {"Paris"})
 
     def test_it_is_idempotent(self):
-        audit = build_audit(self.a, self.b)
-        submit_all(audit)
+        audit = make_labelled_audit(self.a, self.b)
+        make_gold(audit)
         before = (list(GoldLabel.objects.values_list("id", "version")), HistoryEvent.objects.count())
-        submit_all(audit)
+        make_gold(audit)
         self.assertEqual((list(GoldLabel.objects.values_list("id", "version")), HistoryEvent.objects.count()), before)
 
     def test_it_waits_for_both_submissions(self):
-        audit = build_audit(self.a, self.b, submitted=False)
+        audit = make_labelled_audit(self.a, self.b, submitted=False)
         Assignment.objects.filter(slot="A").update(status="submitted")
-        submit_all(audit)
+        make_gold(audit)
         self.assertFalse(GoldLabel.objects.exists())
         audit.refresh_from_db()
         self.assertEqual(audit.status, "labelling")
 
     def test_it_recomputes_agreed_gold_but_never_overwrites_adjudicated_gold(self):
         adj = make_user("adj", "adjudicator")
-        audit = build_audit(self.a, self.b, n_answers=1)
-        submit_all(audit)
+        audit = make_labelled_audit(self.a, self.b, n_answers=1)
+        make_gold(audit)
         item = AuditAnswer.objects.get(audit=audit)
         c0, c1 = Claim.objects.filter(answer=item.answer).order_by("position")[:2]
         services.gold_adjudicate(audit, c0, user=adj, verdict="unsupported", reason="B is right", expected_version=0)
@@ -70,8 +70,8 @@ class GoldOnSubmitTests(TestCase):
         self.assertEqual(HistoryEvent.objects.count(), n)
 
     def test_it_refuses_changes_to_a_closed_audit(self):
-        audit = build_audit(self.a, self.b, verdicts=lambda i, p, s: "supported")
-        submit_all(audit)
+        audit = make_labelled_audit(self.a, self.b, verdicts=lambda i, p, s: "supported")
+        make_gold(audit)
         services.audit_close(audit, make_user("lead", "lead"))
         with self.assertRaises(services.AuditClosed):
             services.gold_on_submit(AuditAnswer.objects.filter(audit=audit).first())
@@ -82,8 +82,8 @@ class AdjudicationServiceTests(TestCase):
         self.a, self.b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         self.adj, self.adj2 = make_user("adj", "adjudicator"), make_user("adj2", "adjudicator")
         self.lead = make_user("lead", "lead")
-        self.audit = build_audit(self.a, self.b, n_answers=1)
-        submit_all(self.audit)
+        self.audit = make_labelled_audit(self.a, self.b, n_answers=1)
+        make_gold(self.audit)
         self.claim = Claim.objects.get(position=0)
 
     def save(self, user=None, version=0, **kw):
@@ -168,8 +168,8 @@ class AdjudicationViewTests(TestCase):
     def setUp(self):
         self.a, self.b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         self.adj, self.lead = make_user("adj", "adjudicator"), make_user("lead", "lead")
-        self.audit = build_audit(self.a, self.b, n_answers=2)
-        submit_all(self.audit)
+        self.audit = make_labelled_audit(self.a, self.b, n_answers=2)
+        make_gold(self.audit)
         self.item = AuditAnswer.objects.filter(audit=self.audit).order_by("position").first()
         self.claim = Claim.objects.get(answer=self.item.answer, position=0)
         self.client.force_login(self.adj)
@@ -189,7 +189,7 @@ class AdjudicationViewTests(TestCase):
 
     def test_it_lists_only_disputed_claims_in_the_queue(self):
         Label.objects.filter(claim__position=2, assignment__slot="A").update(verdict="contradicted")
-        submit_all(self.audit)
+        make_gold(self.audit)
         r = self.client.get("/adjudicate/")
         body = r.content.decode()
         self.assertEqual(body.count("Claim number 0 says"), 2)  # claim 0 of both answers
@@ -202,7 +202,7 @@ class AdjudicationViewTests(TestCase):
         self.assertRegex(body, link)  # each disputed claim opens the adjudication page at that claim
 
     def test_it_lists_agreed_claims_the_judge_disputes_separately(self):
-        add_judge(self.audit, lambda c: "contradicted" if c.position == 1 else "supported")
+        judge_audit(self.audit, lambda c: "contradicted" if c.position == 1 else "supported")
         r = self.client.get("/adjudicate/")
         self.assertContains(r, "Judge-error review: annotators agree, the judge differs (2)")
         self.assertContains(r, "Claim number 1 says", count=2)
@@ -219,7 +219,7 @@ class AdjudicationViewTests(TestCase):
             self.assertEqual(self.client.get(self.url()).status_code, 200)
 
     def test_it_shows_both_labels_named_and_the_judge(self):
-        add_judge(self.audit, lambda c: "supported")
+        judge_audit(self.audit, lambda c: "supported")
         r = self.client.get(self.url())
         self.assertContains(r, "ann1")
         self.assertContains(r, "ann2")
@@ -295,9 +295,6 @@ class AdjudicationViewTests(TestCase):
         self.assertContains(history, "recheck claim 1")
 
     def test_it_renders_the_audit_actions_include(self):
-        from django.template.loader import render_to_string
-        from django.test import RequestFactory
-
         request = RequestFactory().get("/audits/1/")
         request.user = self.lead
         html = render_to_string(
@@ -321,7 +318,7 @@ class QueryCountTests(TestCase):
     def counts(self, url_of, **post):
         out = []
         for n_claims, name in ((3, "small"), (25, "big")):
-            audit = build_audit(
+            audit = make_labelled_audit(
                 self.a,
                 self.b,
                 n_answers=2 if name == "small" else 6,
@@ -329,8 +326,8 @@ class QueryCountTests(TestCase):
                 name=name,
                 verdicts=lambda i, p, s: "unsupported" if s == "B" and p % 2 == 0 else "supported",
             )
-            submit_all(audit)
-            add_judge(audit, lambda c: "contradicted", content_hash=name * 8)
+            make_gold(audit)
+            judge_audit(audit, lambda c: "contradicted", content_hash=name * 8)
             url = url_of(audit)
             call = (lambda u=url: self.client.post(u, post)) if post else (lambda u=url: self.client.get(u))
             call()  # warm the per-user role cache shape the same way for both sizes
@@ -371,8 +368,8 @@ class QueryCountTests(TestCase):
     def test_it_keeps_history_page_queries_constant(self):
         lead = make_user("lead", "lead")
         self.client.force_login(lead)
-        audit = build_audit(self.a, self.b, n_answers=1, n_claims=3)
-        submit_all(audit)
+        audit = make_labelled_audit(self.a, self.b, n_answers=1, n_claims=3)
+        make_gold(audit)
         item = AuditAnswer.objects.get(audit=audit)
         url = f"/adjudicate/{audit.id}/answers/{item.id}/history/"
         with self.assertNumQueries(5):  # session, user, groups, item, events

@@ -2,8 +2,7 @@ import pytest
 
 from annotations.models import GoldLabel
 from audit.models import AuditAnswer, Claim, HistoryEvent
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_user
+from tests.factories import make_gold, make_labelled_audit, make_user
 
 
 def disputed_0_and_2(i, position, slot):
@@ -18,8 +17,8 @@ def disputed_0_and_2(i, position, slot):
 def test_it_adjudicates_disputed_claims_with_the_keyboard_only(live_server, page, login, transactional_db):
     ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
     adj = make_user("adj", "adjudicator")
-    audit = build_audit(ann1, ann2, n_answers=1, verdicts=disputed_0_and_2)
-    submit_all(audit)
+    audit = make_labelled_audit(ann1, ann2, n_answers=1, verdicts=disputed_0_and_2)
+    make_gold(audit)
     item = AuditAnswer.objects.get(audit=audit)
     c0, c2 = (Claim.objects.get(answer=item.answer, position=p) for p in (0, 2))
     login(page, adj)
@@ -65,8 +64,8 @@ def test_it_adjudicates_disputed_claims_with_the_keyboard_only(live_server, page
 def test_it_takes_new_evidence_from_a_passage_selection(live_server, page, login, transactional_db):
     ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
     adj = make_user("adj", "adjudicator")
-    audit = build_audit(ann1, ann2, n_answers=1, verdicts=disputed_0_and_2)
-    submit_all(audit)
+    audit = make_labelled_audit(ann1, ann2, n_answers=1, verdicts=disputed_0_and_2)
+    make_gold(audit)
     item = AuditAnswer.objects.get(audit=audit)
     c0 = Claim.objects.get(answer=item.answer, position=0)
     passage = item.answer.passages.get(position=2)
@@ -106,8 +105,8 @@ def test_it_takes_new_evidence_from_a_passage_selection(live_server, page, login
 def test_it_moves_to_the_next_answer_with_disputes_with_the_keyboard(live_server, page, login, transactional_db):
     ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
     adj = make_user("adj", "adjudicator")
-    audit = build_audit(ann1, ann2, n_answers=2)  # claim 0 of each answer is disputed
-    submit_all(audit)
+    audit = make_labelled_audit(ann1, ann2, n_answers=2)  # claim 0 of each answer is disputed
+    make_gold(audit)
     first, second = AuditAnswer.objects.filter(audit=audit).order_by("position")
     login(page, adj)
     page.goto(f"{live_server.url}/adjudicate/{audit.id}/answers/{first.id}/")

@@ -3,8 +3,8 @@ from django.test import TestCase
 from annotations.adjudication import demo
 from annotations.adjudication.selectors import adjudication_queue
 from annotations.models import Assignment, GoldLabel, Label
-from audit.models import AuditAnswer, Claim
-from tests.factories import make_answer, make_audit, make_user
+from audit.models import Claim
+from tests.factories import make_answer, make_assignments, make_audit, make_user
 
 TEXT = "Paris is the capital. It has two rivers. The mayor is Bob. Come back soon."
 CLAIMS = ["Paris is the capital.", "It has two rivers.", "The mayor is Bob.", "Come back soon."]
@@ -35,9 +35,7 @@ class DemoLabelsTests(TestCase):
                     span_end=start + len(c) if pos != 3 else None,
                 )
         self.audit = make_audit(answers, name="demo", is_demo=True)
-        for item in AuditAnswer.objects.filter(audit=self.audit):
-            Assignment.objects.create(audit_answer=item, annotator=self.ann1, slot="A")
-            Assignment.objects.create(audit_answer=item, annotator=self.ann2, slot="B")
+        make_assignments(self.audit, self.ann1, self.ann2)
 
     def test_it_maps_ragtruth_spans_to_verdicts_for_annotator_a(self):
         self.assertEqual(demo.demo_labels_load(self.audit, fraction=0.6), 6)

@@ -6,8 +6,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotations.adjudication import services
 from audit.models import AuditAnswer, Claim
-from tests.adjudication_helpers import add_judge, build_audit, submit_all
-from tests.factories import make_user
+from tests.factories import judge_audit, make_gold, make_labelled_audit, make_user
 
 
 class AdjudicatorHomeTests(TestCase):
@@ -17,8 +16,8 @@ class AdjudicatorHomeTests(TestCase):
         self.client.force_login(self.adj)
 
     def audit(self, name, n_answers=3):
-        audit = build_audit(self.a, self.b, n_answers=n_answers, name=name)  # claim 0 of each answer disputed
-        submit_all(audit)
+        audit = make_labelled_audit(self.a, self.b, n_answers=n_answers, name=name)  # claim 0 of each answer disputed
+        make_gold(audit)
         return audit, list(AuditAnswer.objects.filter(audit=audit).order_by("position"))
 
     def settle(self, audit, item):
@@ -28,7 +27,7 @@ class AdjudicatorHomeTests(TestCase):
     def test_it_shows_disputes_left_progress_and_where_to_continue(self):
         audit, items = self.audit("W1")
         self.settle(audit, items[0])
-        add_judge(audit, lambda c: "contradicted" if c.position == 1 else "supported")
+        judge_audit(audit, lambda c: "contradicted" if c.position == 1 else "supported")
         r = self.client.get("/")
         self.assertContains(r, "<strong>2</strong> of 3 disputed claims left.", html=False)
         self.assertContains(r, '<progress max="3" value="1">1 of 3</progress>', html=True)
@@ -45,7 +44,7 @@ class AdjudicatorHomeTests(TestCase):
         r = self.client.get("/")
         self.assertNotContains(r, "settled-audit")  # not "W1": a CSRF token or nonce may contain it
         self.assertContains(r, "No disputed claims waiting for you.")
-        add_judge(audit, lambda c: "contradicted")
+        judge_audit(audit, lambda c: "contradicted")
         r = self.client.get("/")  # judge review alone is work too
         self.assertContains(r, "All disputes settled.")
         self.assertContains(r, "2 claims for judge-error review.")

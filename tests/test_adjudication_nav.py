@@ -7,21 +7,20 @@ from django.test import TestCase
 from annotations.adjudication import services
 from annotations.models import Assignment
 from audit.models import AuditAnswer, Claim
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_user
+from tests.factories import make_gold, make_labelled_audit, make_user
 
 
 class AnswerNavigationTests(TestCase):
     def setUp(self):
         self.a, self.b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         self.adj = make_user("adj", "adjudicator")
-        self.audit = build_audit(self.a, self.b, n_answers=5)  # claim 0 of every answer is disputed
+        self.audit = make_labelled_audit(self.a, self.b, n_answers=5)  # claim 0 of every answer is disputed
         self.items = list(AuditAnswer.objects.filter(audit=self.audit).order_by("position"))
         # Answer 2 was labelled by the adjudicator (skipped); answer 4 is not submitted by B yet (skipped).
         self.adj.groups.add(*self.a.groups.all())
         Assignment.objects.filter(audit_answer=self.items[2], slot="B").update(annotator=self.adj)
         Assignment.objects.filter(audit_answer=self.items[4], slot="B").update(status="started")
-        submit_all(self.audit)
+        make_gold(self.audit)
         self.client.force_login(self.adj)
 
     def page(self, i):
@@ -82,10 +81,10 @@ class QueueTableTests(TestCase):
     def test_it_shows_one_accessible_table_per_audit_with_answer_group_rows(self):
         a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         adj = make_user("adj", "adjudicator")
-        audit = build_audit(
+        audit = make_labelled_audit(
             a, b, n_answers=3, verdicts=lambda i, p, s: "unsupported" if s == "B" and p != 1 else "supported"
         )
-        submit_all(audit)
+        make_gold(audit)
         self.client.force_login(adj)
         body = self.client.get("/adjudicate/").content.decode()
         self.assertEqual(body.count('<table class="table queue-table">'), 1)

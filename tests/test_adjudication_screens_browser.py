@@ -6,8 +6,7 @@ import pytest
 
 from annotations.models import GoldLabel
 from audit.models import AuditAnswer, Claim, HistoryEvent, JudgeVerdict, Passage
-from tests.adjudication_helpers import add_judge, build_audit, submit_all
-from tests.factories import make_user
+from tests.factories import judge_audit, make_gold, make_labelled_audit, make_user
 
 pytestmark = pytest.mark.browser
 
@@ -21,8 +20,8 @@ def disputed_0_and_2(i, position, slot):
 def setup(n_answers=1):
     ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
     adj = make_user("adj", "adjudicator")
-    audit = build_audit(ann1, ann2, n_answers=n_answers, verdicts=disputed_0_and_2)
-    submit_all(audit)
+    audit = make_labelled_audit(ann1, ann2, n_answers=n_answers, verdicts=disputed_0_and_2)
+    make_gold(audit)
     return adj, audit, list(AuditAnswer.objects.filter(audit=audit).order_by("position"))
 
 
@@ -30,7 +29,7 @@ def test_it_shows_every_span_where_evidence_overlaps_and_the_missing_reason_inli
     live_server, page, login, transactional_db
 ):
     adj, audit, [item] = setup()
-    add_judge(audit, lambda c: "supported")
+    judge_audit(audit, lambda c: "supported")
     [c0] = Claim.objects.filter(answer=item.answer, position=0)
     JudgeVerdict.objects.filter(claim=c0).update(evidence="Paris is the capital of France")  # covers A's "Paris"
     Passage.objects.filter(answer=item.answer).update(source="https://example.org/" + "a-long-path-segment-" * 12)

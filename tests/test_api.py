@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 from django.core.management import CommandError, call_command
-from django.test import TestCase, override_settings
+from django.test import Client, TestCase, override_settings
 
+from audit.judge.services import judge_run_execute
 from audit.models import Answer, Audit, JudgeRun, Passage
 from claimaudit.models import ApiToken, token_hash
 from claimaudit.services import api_token_create
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_answer, make_dataset, make_user
+from tests.factories import make_answer, make_dataset, make_gold, make_labelled_audit, make_user
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
 
@@ -130,7 +130,6 @@ class TokenPageTests(ApiCase):
         self.assertIsNone(lead_token.revoked_at)
 
     def test_it_requires_csrf_on_the_token_form(self):
-        from django.test import Client
 
         c = Client(enforce_csrf_checks=True)
         c.force_login(self.annotator)
@@ -219,7 +218,6 @@ class JudgeRunTests(ApiCase):
         self.assertEqual(r.status_code, 202, r.content)
         run = r.json()
         self.assertEqual((run["status"], run["answers_total"], run["dataset"]), ("queued", 1, "weekly"))
-        from audit.judge.services import judge_run_execute
 
         judge_run_execute(run["id"])
         done = self.call("get", f"/judge-runs/{run['id']}").json()
@@ -280,8 +278,8 @@ class AuditReadTests(ApiCase):
     def setUp(self):
         super().setUp()
         self.other = make_user("other", "annotator")
-        self.audit = build_audit(self.annotator, self.other, n_answers=2, n_claims=2)
-        submit_all(self.audit)
+        self.audit = make_labelled_audit(self.annotator, self.other, n_answers=2, n_claims=2)
+        make_gold(self.audit)
         self.audit.status = "closed"
         self.audit.save()
         self.outsider = make_user("outsider", "annotator")
@@ -301,7 +299,7 @@ class AuditReadTests(ApiCase):
         self.assertError(self.call("get", "/audits/99999"), 404)
 
     def test_it_reads_progress_in_queries_that_do_not_grow_with_the_audit(self):
-        bigger = build_audit(self.annotator, self.other, n_answers=6, n_claims=3, name="2026-W49")
+        bigger = make_labelled_audit(self.annotator, self.other, n_answers=6, n_claims=3, name="2026-W49")
         with self.assertNumQueries(6) as small:  # token, last used, roles, audit, counts, times
             self.call("get", f"/audits/{self.audit.id}")
         with self.assertNumQueries(len(small.captured_queries)):

@@ -10,13 +10,12 @@ from annotations.assignments.services import assignment_reassign, audit_add_anno
 from annotations.models import Assignment
 from audit.models import Claim, HistoryEvent
 from audit.sampling.services import audit_create
-from tests.factories import make_dataset, make_user
-from tests.sampling_helpers import bulk_answers
+from tests.factories import make_answers, make_dataset, make_user
 
 
 def _audit(n=150, name="w48", claims=1):
     ds = make_dataset("pool")
-    bulk_answers(ds, n, claims=claims, prefix=name)
+    make_answers(ds, n, claims=claims, prefix=name)
     return audit_create(name=name, dataset=ds, size=n, seed=1)
 
 

@@ -12,8 +12,7 @@ from annotations.assignments.services import audit_assign
 from annotations.models import Assignment
 from audit.models import Audit, Claim, JudgeRun
 from audit.sampling.services import audit_create
-from tests.factories import make_dataset, make_user
-from tests.sampling_helpers import bulk_answers, give_verdicts, judge_version
+from tests.factories import make_answers, make_dataset, make_judge_version, make_user, make_verdicts
 
 
 def _queries(client, url, method="get", **kw):
@@ -26,7 +25,7 @@ def _queries(client, url, method="get", **kw):
 class PermissionTests(TestCase):
     def test_it_forbids_annotators_every_lead_action(self):
         ds = make_dataset("pool")
-        bulk_answers(ds, 6)
+        make_answers(ds, 6)
         audit = audit_create(name="w48", dataset=ds, size=6, seed=1)
         ann = [make_user(f"ann{i}", "annotator") for i in range(3)]
         audit_assign(audit, ann[:2])
@@ -56,7 +55,7 @@ class CreatePageTests(TestCase):
         self.lead = make_user("lead", "lead")
         self.client.force_login(self.lead)
         self.ds = make_dataset("pool")
-        bulk_answers(self.ds, 90, meta=lambda i: {"model": ["m1", "m2", "m3"][i % 3]}, length=lambda i: i * 11)
+        make_answers(self.ds, 90, meta=lambda i: {"model": ["m1", "m2", "m3"][i % 3]}, length=lambda i: i * 11)
 
     def form(self, **kw):
         return {
@@ -101,7 +100,7 @@ class CreatePageTests(TestCase):
         hx = {"HX-Request": "true"}
         form_q = _queries(self.client, "/audits/new/")
         preview_q = _queries(self.client, "/audits/new/", method="post", data=self.form(), headers=hx)
-        bulk_answers(
+        make_answers(
             self.ds, 300, meta=lambda i: {"model": ["m1", "m2", "m3"][i % 3]}, length=lambda i: i * 7, prefix="more"
         )
         with self.assertNumQueries(form_q):
@@ -117,7 +116,7 @@ class DetailPageTests(TestCase):
 
     def build(self, n, people, name):
         ds = make_dataset(f"ds-{name}")
-        bulk_answers(ds, n, meta=lambda i: {"model": f"m{i % 4}"}, prefix=name)
+        make_answers(ds, n, meta=lambda i: {"model": f"m{i % 4}"}, prefix=name)
         audit = audit_create(name=name, dataset=ds, strata_keys=["meta.model"], size=n, seed=2)
         team = [make_user(f"{name}-ann{i}", "annotator") for i in range(people)]
         audit_assign(audit, team)
@@ -180,7 +179,7 @@ class DetailPageTests(TestCase):
 
     def test_it_warns_when_sampled_answers_have_no_claims_and_refuses_to_assign(self):
         ds = make_dataset("bare")
-        bulk_answers(ds, 5, claims=0, prefix="bare")
+        make_answers(ds, 5, claims=0, prefix="bare")
         audit = audit_create(name="bare", dataset=ds, size=5, seed=1)
         team = [make_user(f"bare{i}", "annotator") for i in range(2)]
         r = self.client.get(f"/audits/{audit.id}/")
@@ -191,7 +190,7 @@ class DetailPageTests(TestCase):
 
     def test_it_assigns_and_adds_an_annotator_from_the_page(self):
         ds = make_dataset("p")
-        bulk_answers(ds, 10, prefix="p")
+        make_answers(ds, 10, prefix="p")
         audit = audit_create(name="p", dataset=ds, size=10, seed=1)
         team = [make_user(f"p{i}", "annotator") for i in range(4)]
         r = self.client.post(f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in team[:3]]})
@@ -217,7 +216,7 @@ class DetailPageTests(TestCase):
 
     def test_it_starts_a_judge_run_on_the_sample(self):
         ds = make_dataset("j")
-        bulk_answers(ds, 4, claims=0, prefix="j")
+        make_answers(ds, 4, claims=0, prefix="j")
         audit = audit_create(name="j", dataset=ds, size=4, seed=1)
         r = self.client.post(f"/audits/{audit.id}/judge/", {"backend": "offline"})
         run = JudgeRun.objects.get()
@@ -228,10 +227,10 @@ class DetailPageTests(TestCase):
 class CommandTests(TestCase):
     def test_it_creates_and_assigns_the_demo_audit(self):
         ds = make_dataset("RAGTruth")
-        answers = bulk_answers(ds, 60, meta=lambda i: {"model": ["gpt-4", "llama-2"][i % 2]})
-        v = judge_version("offline")
-        give_verdicts(v, answers[:15], "unsupported")
-        give_verdicts(v, answers[15:], "supported")
+        answers = make_answers(ds, 60, meta=lambda i: {"model": ["gpt-4", "llama-2"][i % 2]})
+        v = make_judge_version("offline")
+        make_verdicts(v, Claim.objects.filter(answer__in=answers[:15]), "unsupported")
+        make_verdicts(v, Claim.objects.filter(answer__in=answers[15:]), "supported")
         make_user("ann1", "annotator")
         make_user("ann2", "annotator")
         out = io.StringIO()
@@ -271,7 +270,7 @@ class CommandTests(TestCase):
 
     def test_it_prints_the_design_for_neyman_with_minimums(self):
         ds = make_dataset("d")
-        bulk_answers(ds, 50, meta=lambda i: {"model": "big" if i < 45 else "small"}, claims=0)
+        make_answers(ds, 50, meta=lambda i: {"model": "big" if i < 45 else "small"}, claims=0)
         out = io.StringIO()
         call_command(
             "create_audit",
@@ -299,7 +298,7 @@ class CommandTests(TestCase):
 
     def test_it_notes_strata_left_without_a_sample(self):
         ds = make_dataset("d")
-        bulk_answers(ds, 100, meta=lambda i: {"model": "big" if i < 99 else "rare"}, claims=0)
+        make_answers(ds, 100, meta=lambda i: {"model": "big" if i < 99 else "rare"}, claims=0)
         out = io.StringIO()
         call_command("create_audit", "p", "--dataset", "d", "--size", "10", "--strata", "meta.model", stdout=out)
         assert "1 non-empty stratum got no sample" in out.getvalue()
@@ -327,7 +326,7 @@ def test_it_previews_creates_and_assigns_in_chromium(live_server, page, login, t
     make_user("ann1", "annotator")
     make_user("ann2", "annotator")
     ds = make_dataset("pool")
-    bulk_answers(ds, 40, meta=lambda i: {"model": ["m1", "m2"][i % 2]})
+    make_answers(ds, 40, meta=lambda i: {"model": ["m1", "m2"][i % 2]})
     login(page, lead)
     page.goto(f"{live_server.url}/audits/new/")
     page.fill("input[name=name]", "2026-W48")
@@ -353,7 +352,7 @@ class AddAnnotatorChoicesTests(TestCase):
         lead = make_user("lead", "lead")
         self.client.force_login(lead)
         ds = make_dataset("team")
-        bulk_answers(ds, 4, claims=1, prefix="t")
+        make_answers(ds, 4, claims=1, prefix="t")
         audit = audit_create(name="team", dataset=ds, size=4, seed=1)
         on = [make_user(f"on{i}", "annotator") for i in range(2)]
         audit_assign(audit, on)

@@ -7,9 +7,9 @@ from django.core.management import call_command
 from annotations.assignments.services import audit_assign
 from annotations.lab.calibration import calibration_figures, calibration_report
 from annotations.models import GoldLabel
-from audit.models import Audit, AuditAnswer, AuditClaim, Claim, JudgeVerdict, JudgeVersion
+from audit.models import Audit, AuditAnswer, AuditClaim, Claim, JudgeVerdict
 from audit.sampling.calibration import allocate_equal, calibration_audit_create
-from tests.factories import make_answer, make_dataset, make_user
+from tests.factories import make_answer, make_dataset, make_judge_version, make_user
 
 pytestmark = pytest.mark.django_db
 S, C, U = "supported", "contradicted", "unsupported"
@@ -38,7 +38,7 @@ def test_it_allocates_equally_within_stratum_sizes():
 def judged():
     """Claims of 13 answers judged: 30 supported, 6 unsupported, 3 contradicted (3 claims per answer)."""
     ds = make_dataset()
-    version = JudgeVersion.objects.create(kind="anthropic", name="j", content_hash="j" * 64)
+    version = make_judge_version("j", kind="anthropic", content_hash="j" * 64)
     answers = [make_answer(ds, external_id=f"c{i}") for i in range(13)]
     claims = list(Claim.objects.filter(answer__in=answers).order_by("id"))
     verdicts = [S] * 30 + [U] * 6 + [C] * 3

@@ -1,6 +1,8 @@
 import csv
 import io
 import json
+import tempfile
+from pathlib import Path
 
 import pyarrow.parquet as pq
 from django.core.management import call_command
@@ -10,9 +12,8 @@ from django.test.utils import CaptureQueriesContext
 
 from annotations.adjudication import export, services
 from annotations.models import Assignment
-from audit.models import AuditAnswer, Claim, JudgeVerdict, JudgeVersion
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_user
+from audit.models import AuditAnswer, Claim, JudgeVerdict
+from tests.factories import make_gold, make_judge_version, make_labelled_audit, make_user
 
 VERDICTS = {  # (answer index, claim position) -> (A, B)
     (0, 0): ("supported", "unsupported"),
@@ -32,7 +33,7 @@ class ExportTests(TestCase):
     def setUp(self):
         self.ann1, self.ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         self.adj, self.lead = make_user("adj", "adjudicator"), make_user("lead", "lead")
-        self.audit = build_audit(
+        self.audit = make_labelled_audit(
             self.ann1,
             self.ann2,
             n_answers=3,
@@ -46,10 +47,10 @@ class ExportTests(TestCase):
         ):
             AuditAnswer.objects.filter(pk=item.pk).update(stratum=stratum, inclusion_probability=prob, weight=1 / prob)
         Assignment.objects.filter(audit_answer=items[1], slot="B").update(omission=True)
-        submit_all(self.audit)
+        make_gold(self.audit)
         self.c00 = Claim.objects.get(answer=items[0].answer, position=0)
         self.c10 = Claim.objects.get(answer=items[1].answer, position=0)
-        version = JudgeVersion.objects.create(kind="anthropic", name="verify-v3", content_hash="f" * 64)
+        version = make_judge_version("verify-v3", kind="anthropic", content_hash="f" * 64)
         JudgeVerdict.objects.create(
             claim=self.c00,
             judge_version=version,
@@ -183,8 +184,8 @@ class ExportTests(TestCase):
 
     def test_it_leaves_gold_pass_undecided_while_gold_is_missing(self):
         JudgeVerdict.objects.all().delete()
-        audit = build_audit(self.ann1, self.ann2, n_answers=1, name="open")
-        submit_all(audit)
+        audit = make_labelled_audit(self.ann1, self.ann2, n_answers=1, name="open")
+        make_gold(audit)
         row = parse_jsonl(export.export_bytes(audit, level="answer", fmt="jsonl"))[0]
         self.assertEqual((row["gold_pass"], row["no_gold"], row["provisional"]), (None, 1, True))
 
@@ -217,8 +218,8 @@ class ExportTests(TestCase):
         self.assertEqual(table.num_rows, 6)
 
     def test_it_runs_a_fixed_number_of_queries_whatever_the_size(self):
-        big = build_audit(self.ann1, self.ann2, n_answers=8, n_claims=12, name="big")
-        submit_all(big)
+        big = make_labelled_audit(self.ann1, self.ann2, n_answers=8, n_claims=12, name="big")
+        make_gold(big)
         for level in export.LEVELS:
             counts = []
             for audit in (self.audit, big):
@@ -228,9 +229,6 @@ class ExportTests(TestCase):
             self.assertEqual(counts, [6, 6], level)
 
     def test_it_exports_from_the_command_line(self):
-        import tempfile
-        from pathlib import Path
-
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "gold.jsonl"
             call_command(
@@ -252,8 +250,8 @@ class ExportTests(TestCase):
 class ExportViewTests(TestCase):
     def setUp(self):
         self.ann1, self.ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
-        self.audit = build_audit(self.ann1, self.ann2, n_answers=1, name="2026-W48")
-        submit_all(self.audit)
+        self.audit = make_labelled_audit(self.ann1, self.ann2, n_answers=1, name="2026-W48")
+        make_gold(self.audit)
         self.url = f"/adjudicate/export/{self.audit.id}/"
 
     def test_it_forbids_annotators_and_adjudicators(self):

@@ -4,10 +4,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connection
 from django.test import TestCase
+from django.test.utils import CaptureQueriesContext
 
-from tests.factories import PASSWORD, make_answer, make_audit, make_dataset, make_user
+from audit.models import JudgeRun, JudgeVerdict
+from tests.factories import PASSWORD, make_answer, make_audit, make_dataset, make_judge_version, make_user
 
 
 class AuthTests(TestCase):
@@ -40,7 +44,6 @@ class AuthTests(TestCase):
         call_command("create_user", "maria", "--password", "a-long-password", "--roles", "lead,adjudicator")
         r = self.client.post("/login/", {"username": "maria", "password": "a-long-password"})
         self.assertRedirects(r, "/", fetch_redirect_response=False)
-        from django.contrib.auth.models import User
 
         names = set(User.objects.get(username="maria").groups.values_list("name", flat=True))
         self.assertEqual(names, {"audit leads", "adjudicators"})
@@ -86,9 +89,6 @@ class BrowseTests(TestCase):
         big = make_answer(n_claims=40, n_passages=20)
         counts = []
         for a in (small, big):
-            from django.db import connection
-            from django.test.utils import CaptureQueriesContext
-
             with CaptureQueriesContext(connection) as ctx:
                 self.assertEqual(self.client.get(f"/answers/{a.id}/").status_code, 200)
             counts.append(len(ctx))
@@ -143,11 +143,9 @@ def test_it_logs_in_and_opens_answers_in_chromium(live_server, page, login, tran
 
 class AnswerPageJudgeTests(TestCase):
     def test_it_highlights_verified_judge_evidence_in_its_passage(self):
-        from audit.models import JudgeVerdict, JudgeVersion
-
         lead = make_user("lead", "lead")
         answer = make_answer(n_claims=2, n_passages=2)
-        version = JudgeVersion.objects.create(kind="offline", name="t", content_hash="h1")
+        version = make_judge_version("t", content_hash="h1")
         c0, c1 = answer.claims.order_by("position")
         JudgeVerdict.objects.create(
             claim=c0,
@@ -176,11 +174,9 @@ class AnswerPageJudgeTests(TestCase):
 
 class HomeTests(TestCase):
     def test_it_shows_a_lead_their_audits_and_runs_in_constant_queries(self):
-        from audit.models import JudgeRun, JudgeVersion
-
         lead = make_user("lead", "lead")
         self.client.force_login(lead)
-        version = JudgeVersion.objects.create(kind="offline", name="offline-x", content_hash="hx")
+        version = make_judge_version("offline-x", content_hash="hx")
 
         def add(i):
             audit = make_audit([make_answer(external_id=f"h{i}")], name=f"2026-W{i:02d}")

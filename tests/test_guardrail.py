@@ -8,15 +8,17 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from annotations.lab.guardrail import guardrail_check
-from audit.models import Answer, AnswerVerdict, JudgeLevel, JudgeVersion
-from tests.factories import make_dataset, make_user
+from audit.judge.definitions import current_version, definitions_seed
+from audit.models import Answer, AnswerVerdict, JudgeLevel
+from tests.factories import make_dataset, make_judge_version, make_user
+from tests.judge_helpers import fake_server, make_judged_answer
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def version():
-    return JudgeVersion.objects.create(kind="anthropic", level=JudgeLevel.ANSWER, name="rubric", content_hash="r" * 64)
+    return make_judge_version("rubric", kind="anthropic", level=JudgeLevel.ANSWER, content_hash="r" * 64)
 
 
 def group(version, dataset, fails, n, *, meta=None, questions=None):
@@ -129,9 +131,6 @@ def test_it_shows_the_check_on_a_page(client, version):
 
 
 def test_it_names_versions_by_definition_for_the_commands(capsys):
-    from audit.judge.definitions import current_version, definitions_seed
-    from tests.judge_helpers import fake_server, make_judged_answer
-
     rubric_version = current_version(definitions_seed()[1])
     for name, text in (("v1", "Paris is the capital of France."), ("v2", "Paris has 300 floors.")):
         make_judged_answer(make_dataset(name), text=text)

@@ -10,8 +10,7 @@ from annotations.models import GuidelinesSeen
 from audit.guidelines.services import guidelines_save
 from audit.models import GuidelinesVersion, HistoryEvent
 from audit.sampling.services import audit_create
-from tests.factories import make_answer, make_dataset, make_user
-from tests.workspace_helpers import make_assigned_audit
+from tests.factories import make_answer, make_assigned_audit, make_dataset, make_user
 
 EVIL = (
     "# Rules\n\nLabel **every** claim.\n\n<script>window.pwned=1</script>\n\n"

@@ -5,10 +5,8 @@ import pytest
 
 from audit.guidelines.services import guidelines_save
 from audit.models import AuditAnswer
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_user
+from tests.factories import make_assigned_audit, make_gold, make_labelled_audit, make_user
 from tests.test_guidelines import EVIL
-from tests.workspace_helpers import make_assigned_audit
 
 pytestmark = pytest.mark.browser
 
@@ -45,8 +43,8 @@ def test_it_shows_guidelines_first_then_on_g_in_the_workspace(live_server, page,
 
 def test_it_shows_guidelines_to_adjudicators_too(live_server, page, login, transactional_db):
     ann1, ann2, adj = make_user("ann1", "annotator"), make_user("ann2", "annotator"), make_user("adj", "adjudicator")
-    audit = build_audit(ann1, ann2, n_answers=1)
-    submit_all(audit)
+    audit = make_labelled_audit(ann1, ann2, n_answers=1)
+    make_gold(audit)
     guidelines_save(audit, EVIL, None)
     item = AuditAnswer.objects.get(audit=audit)
     login(page, adj)

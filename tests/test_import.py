@@ -1,8 +1,10 @@
 """Answer import: service, command and web page. Every failure case checks that nothing was written."""
 
+import csv
 import hashlib
 import io
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -80,7 +82,6 @@ class ImportSuccessTests(TestCase):
     def test_it_imports_csv_with_json_columns(self):
         r = rec(1)
         buf = io.StringIO()
-        import csv
 
         w = csv.writer(buf)
         w.writerow(["id", "question", "answer", "passages", "meta", "created_at", "claims", "team"])
@@ -353,8 +354,6 @@ class CommandTests(TestCase):
             self.call("/nonexistent/x.jsonl", "--dataset", "ds")
 
     def _tmp(self):
-        import tempfile
-
         d = tempfile.TemporaryDirectory()
         self.addCleanup(d.cleanup)
         return d.name

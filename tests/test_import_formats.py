@@ -12,8 +12,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import TestCase
 
+from audit.ingest.export import dataset_jsonl
 from audit.ingest.services import answers_import
-from audit.models import Answer, Claim, JudgeVerdict, Passage
+from audit.models import Answer, Claim, Dataset, JudgeVerdict, Passage
+from audit.selectors import dataset_counts
 from tests.factories import make_user
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
@@ -197,9 +199,6 @@ class WebFormTests(TestCase):
 
 class RoundTripTests(TestCase):
     def test_it_exports_a_dataset_that_reimports_as_a_noop_with_every_meta_kept(self):
-        from audit.ingest.export import dataset_jsonl
-        from audit.models import Dataset
-
         run("native.jsonl")
         data = b"".join(dataset_jsonl(Dataset.objects.get(name="ds")))
         again = run("export.jsonl", data=data)
@@ -251,8 +250,6 @@ class PagesTests(TestCase):
         )  # answers, claims, not located
 
     def test_it_lists_datasets_with_counts_in_one_query_whatever_their_number(self):
-        from audit.selectors import dataset_counts
-
         run("ragas.jsonl", dataset="other")
         with self.assertNumQueries(1):
             rows = [(d.name, d.n_answers, d.n_claims, d.n_unlocated) for d in dataset_counts()]

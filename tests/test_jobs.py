@@ -12,7 +12,8 @@ from audit.ingest import run as ingest_run
 from audit.jobs.imports import import_cancel
 from audit.jobs.judge import judge_run_cancel
 from audit.judge import runner, store
-from audit.judge.services import judge_run_create, judge_run_enqueue, judge_run_execute
+from audit.judge.services import judge_run_create, judge_run_execute
+from audit.judge.tasks import judge_run_enqueue
 from audit.models import Answer, Dataset, ImportBatch, JudgeRun, JudgeVerdict
 from tests.factories import make_answer, make_dataset, make_user
 from tests.test_import import jsonl, rec

@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from audit.judge import rubric
 from audit.judge.definitions import current_version, definitions_seed
 from audit.models import JudgeDefinition, JudgeVersion
-from tests.factories import make_user
+from tests.factories import make_judge_version, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +29,7 @@ def test_it_lists_the_seeded_definitions_in_a_fixed_number_of_queries(lead_clien
     assert "claim-judge" in page and "answer_faithfulness" in page
     for i in range(3):
         d = JudgeDefinition.objects.create(name=f"extra{i}", level="answer")
-        JudgeVersion.objects.create(kind="anthropic", name=f"x{i}", content_hash=f"{i}" * 64, definition=d)
+        make_judge_version(f"x{i}", kind="anthropic", content_hash=f"{i}" * 64, definition=d)
     with CaptureQueriesContext(connection) as five:
         page = lead_client.get("/judge/definitions/").content.decode()
     assert "extra2" in page and len(five) == len(two)

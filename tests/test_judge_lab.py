@@ -10,8 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from annotations.lab import stats
 from audit.judge.offline import offline_version
 from audit.models import JudgeRun, JudgeVerdict
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_user
+from tests.factories import make_gold, make_labelled_audit, make_user
 from tests.lab_helpers import build_gold_set
 
 pytestmark = pytest.mark.django_db
@@ -127,8 +126,8 @@ def test_it_keeps_a_fixed_number_of_queries(client, gold):
     a, b = make_user("ann3", "annotator"), make_user("ann4", "annotator")
 
     def closed_audit(name, n):  # gold answers neither version judged: the estimates have work to count
-        more = build_audit(a, b, n_answers=n, n_claims=3, name=name)
-        submit_all(more)
+        more = make_labelled_audit(a, b, n_answers=n, n_claims=3, name=name)
+        make_gold(more)
         more.status = "closed"
         more.save()
 

@@ -8,8 +8,10 @@ from django.core.management.base import CommandError
 
 from audit.judge import offline
 from audit.judge.guard import evidence_guard
-from audit.judge.services import JudgeRunError, judge_run_create, judge_run_enqueue, judge_run_execute
+from audit.judge.services import JudgeRunError, judge_run_create, judge_run_execute
+from audit.judge.tasks import judge_run_enqueue
 from audit.models import AnswerJudgement, Claim, JudgeRun, JudgeVerdict
+from audit.spans import evidence_span
 from tests.factories import make_answer, make_audit, make_dataset
 from tests.judge_helpers import make_judged_answer
 
@@ -182,8 +184,6 @@ def test_it_is_executed_by_the_database_task_worker():
 
 
 def test_it_locates_evidence_in_a_passage_across_whitespace():
-    from audit.spans import evidence_span
-
     text = "Intro.  The Eiffel Tower was\ncompleted in 1889. End."
     start, end = evidence_span(text, "The Eiffel Tower was completed in 1889.")
     assert text[start:end] == "The Eiffel Tower was\ncompleted in 1889."
@@ -214,8 +214,6 @@ def test_it_stores_the_span_of_a_folded_list_item(db):
 
 
 def test_it_keeps_answer_judgements_current_after_a_run(db):
-    from audit.models import AnswerJudgement
-
     answer = make_answer(text="Paris is the capital of France.", n_claims=0)
     run = judge_run_create(backend="offline", answers=[answer])
     judge_run_execute(run.id)

@@ -12,7 +12,8 @@ from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from audit.judge import runner, store
-from audit.judge.services import RECOVER_TASK, RUN_TASK, judge_run_create, judge_run_enqueue, judge_run_execute
+from audit.judge.services import judge_run_create, judge_run_execute
+from audit.judge.tasks import RECOVER_TASK, RUN_TASK, judge_run_enqueue
 from audit.models import Claim, JudgeRun, JudgeVerdict
 from tests.factories import make_user
 from tests.fake_anthropic import Gate, answer_of, claim_of, kind_of

@@ -10,8 +10,7 @@ from annotations.report.build import build_report
 from audit.ingest.services import answers_import
 from audit.judge.services import judge_run_create, judge_run_execute
 from audit.models import AuditAnswer, Claim, JudgeVerdict
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_user
+from tests.factories import make_gold, make_labelled_audit, make_user
 from tests.judge_helpers import fake_server
 
 pytestmark = pytest.mark.django_db
@@ -27,8 +26,8 @@ def handler(kind, body):
 
 def test_it_flags_supported_verdicts_missing_the_claims_numbers_and_shows_the_flag(client):
     a, b, adj = make_user("ann1", "annotator"), make_user("ann2", "annotator"), make_user("adj", "adjudicator")
-    audit = build_audit(a, b, n_answers=1, n_claims=3)  # claims "Claim number {i} says Paris is the capital."
-    submit_all(audit)
+    audit = make_labelled_audit(a, b, n_answers=1, n_claims=3)  # claims "Claim number {i} says Paris is the capital."
+    make_gold(audit)
     with fake_server() as fake:
         fake.handler = handler
         run = judge_run_execute(judge_run_create(backend="anthropic", audit=audit).pk)
@@ -47,7 +46,7 @@ def test_it_flags_supported_verdicts_missing_the_claims_numbers_and_shows_the_fl
 
 def test_it_leaves_verdicts_whose_evidence_has_the_numbers_unflagged():
     a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
-    audit = build_audit(a, b, n_answers=1, n_claims=2)
+    audit = make_labelled_audit(a, b, n_answers=1, n_claims=2)
 
     def quoting(kind, body):
         if kind == "decompose":

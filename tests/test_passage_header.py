@@ -4,9 +4,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from audit.models import AuditAnswer, Passage
-from tests.adjudication_helpers import build_audit
-from tests.factories import make_user
-from tests.workspace_helpers import make_assigned_audit
+from tests.factories import make_assigned_audit, make_labelled_audit, make_user
 
 META = {"title": "Key rotation <guide>", "url": "https://kb.example.com/keys", "score": 0.9}
 LINK = (
@@ -26,7 +24,7 @@ class PassageHeaderTests(TestCase):
 
     def test_it_shows_the_title_linked_to_the_url_on_the_adjudication_page(self):
         adj = make_user("adj", "adjudicator")
-        audit = build_audit(make_user("a", "annotator"), make_user("b", "annotator"), n_answers=1)
+        audit = make_labelled_audit(make_user("a", "annotator"), make_user("b", "annotator"), n_answers=1)
         item = AuditAnswer.objects.get(audit=audit)
         Passage.objects.filter(answer_id=item.answer_id, position=1).update(meta=META)
         self.client.force_login(adj)

@@ -13,8 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotations.models import Assignment, Label
 from audit.models import HistoryEvent
-from tests.adjudication_helpers import build_audit
-from tests.factories import make_answer, make_audit, make_user
+from tests.factories import make_answer, make_audit, make_labelled_audit, make_user
 
 User = get_user_model()
 STRONG = "tide-cobalt-river-42"
@@ -137,7 +136,7 @@ class RolesAndDeactivationTests(TestCase):
         self.assertTrue(self.lead.is_active)
 
     def test_it_deactivates_lists_open_work_for_reassignment_and_keeps_labels(self):
-        audit = build_audit(self.ann1, self.ann2, n_answers=3, submitted=False)
+        audit = make_labelled_audit(self.ann1, self.ann2, n_answers=3, submitted=False)
         Assignment.objects.filter(annotator=self.ann1, audit_answer__position=0).update(status="submitted")
         Assignment.objects.filter(annotator=self.ann1, audit_answer__position=1).update(status="assigned")
         labels = Label.objects.filter(assignment__annotator=self.ann1).count()
@@ -188,7 +187,7 @@ class AdminTests(TestCase):
 
     def setUp(self):
         a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
-        build_audit(a, b, n_answers=2)
+        make_labelled_audit(a, b, n_answers=2)
 
     def client_for(self, *role, staff):
         user = make_user(f"u{User.objects.count()}", *role)
@@ -233,9 +232,9 @@ class QueryCountTests(TestCase):
 
     def test_it_keeps_the_person_page_constant_with_more_open_work(self):
         ann, other = make_user("ann1", "annotator"), make_user("ann2", "annotator")
-        build_audit(ann, other, n_answers=1, submitted=False, name="small")
+        make_labelled_audit(ann, other, n_answers=1, submitted=False, name="small")
         small = self.count(f"/people/{ann.pk}/")
-        build_audit(ann, other, n_answers=12, submitted=False, name="large")
+        make_labelled_audit(ann, other, n_answers=12, submitted=False, name="large")
         make_audit([make_answer()], name="another")
         self.assertEqual(self.count(f"/people/{ann.pk}/"), small)
         self.assertContains(self.client.get(f"/people/{ann.pk}/"), "Open assignments (13)")

@@ -12,8 +12,7 @@ from annotations.report.build import build_report
 from audit.models import AuditAnswer, Claim
 from audit.policy import answer_fails
 from audit.sampling.services import audit_create
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_answer, make_dataset, make_user
+from tests.factories import make_answer, make_dataset, make_gold, make_labelled_audit, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -39,8 +38,10 @@ def test_it_defaults_to_strict_and_keeps_the_chosen_policy():
 
 
 def test_it_reports_the_headline_fail_rate_under_both_policies(client):
-    audit = build_audit(make_user("a1", "annotator"), make_user("a2", "annotator"), n_answers=4, verdicts=verdicts)
-    submit_all(audit)
+    audit = make_labelled_audit(
+        make_user("a1", "annotator"), make_user("a2", "annotator"), n_answers=4, verdicts=verdicts
+    )
+    make_gold(audit)
     AuditAnswer.objects.filter(audit=audit, position=3).update(weight=3.0)  # answer 3 stands for three
     audit.policy = "lenient"
     audit.save()
@@ -62,8 +63,10 @@ def test_it_reports_the_headline_fail_rate_under_both_policies(client):
 
 
 def test_it_exports_both_per_answer_verdicts():
-    audit = build_audit(make_user("a1", "annotator"), make_user("a2", "annotator"), n_answers=4, verdicts=verdicts)
-    submit_all(audit)
+    audit = make_labelled_audit(
+        make_user("a1", "annotator"), make_user("a2", "annotator"), n_answers=4, verdicts=verdicts
+    )
+    make_gold(audit)
     rows = list(csv.DictReader(io.StringIO(export_bytes(audit, level="answer").decode())))
     got = [(r["gold_pass_strict"], r["gold_pass_lenient"], r["policy"]) for r in rows]
     assert got == [("true", "true", "strict"), ("false", "true", "strict"), ("false", "false", "strict"),

@@ -9,8 +9,7 @@ from django.test import TestCase
 
 from annotations.models import Assignment, GoldLabel, Label
 from audit.models import Audit, AuditAnswer, Claim, HistoryEvent
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_user
+from tests.factories import make_gold, make_labelled_audit, make_user
 
 
 class ReopenCloseTests(TestCase):
@@ -18,8 +17,8 @@ class ReopenCloseTests(TestCase):
         self.ann1, self.ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         self.adj, self.lead = make_user("adj", "adjudicator"), make_user("lead", "lead")
         # Two answers, three claims each; B says unsupported on claim 0 (a dispute), all else supported.
-        self.audit = build_audit(self.ann1, self.ann2, n_answers=2, evidence_slots="AB")
-        submit_all(self.audit)
+        self.audit = make_labelled_audit(self.ann1, self.ann2, n_answers=2, evidence_slots="AB")
+        make_gold(self.audit)
         self.item = AuditAnswer.objects.filter(audit=self.audit).order_by("position").first()
         self.claims = list(Claim.objects.filter(answer=self.item.answer).order_by("position"))
         for item in AuditAnswer.objects.filter(audit=self.audit):  # claim 0 of each answer adjudicated
@@ -169,8 +168,8 @@ class ReopenEverythingTests(TestCase):
     def test_it_leaves_no_gold_disagreeing_with_the_labels_and_no_empty_export_row(self):
         ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         adj, lead = make_user("adj", "adjudicator"), make_user("lead", "lead")
-        audit = build_audit(ann1, ann2, n_answers=16, evidence_slots="AB")
-        submit_all(audit)
+        audit = make_labelled_audit(ann1, ann2, n_answers=16, evidence_slots="AB")
+        make_gold(audit)
         c = self.client
         c.force_login(lead)
         for a in Assignment.objects.filter(audit_answer__audit=audit):

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from scipy.stats import fisher_exact
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from annotations.models import Assignment, Label
+from annotations.models import Assignment, GoldLabel, Label
 from audit.models import Audit
 from tests.factories import make_answer, make_dataset, make_user
 from tests.report_helpers import KNOWN, kg_interval, known_audit, label_audit, make_stratified_audit, version
@@ -425,8 +425,6 @@ class ReportPageTests(TestCase):
 
 class ProvisionalNoiseFloorTests(TestCase):
     def test_it_warns_that_the_noise_floor_leans_to_agreement_while_gold_is_missing(self):
-        from annotations.models import GoldLabel
-
         k = known_audit()
         self.client.force_login(make_user("lead", "lead"))
         html = self.client.get(f"/reports/{k['audit'].id}/").content.decode()

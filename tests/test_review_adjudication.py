@@ -3,18 +3,16 @@
 from django.test import TestCase
 
 from annotations.adjudication import services
-from annotations.models import Assignment
 from audit.models import AuditAnswer, Claim, Passage
-from tests.adjudication_helpers import add_judge, build_audit, submit_all
-from tests.factories import make_audit, make_user
+from tests.factories import judge_audit, make_assignments, make_audit, make_gold, make_labelled_audit, make_user
 
 
 class CrlfEvidenceTests(TestCase):
     def setUp(self):
         a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         self.adj = make_user("adj", "adjudicator")
-        self.audit = build_audit(a, b, n_answers=1)
-        submit_all(self.audit)
+        self.audit = make_labelled_audit(a, b, n_answers=1)
+        make_gold(self.audit)
         self.claim = Claim.objects.get(position=0)
         self.passage = Passage.objects.get(answer_id=self.claim.answer_id, position=1)
         self.passage.text = "Line one.\r\nLine two: Paris is the capital.\r\nLine three."
@@ -46,12 +44,12 @@ class SameAnswerInAnotherAuditTests(TestCase):
     def setUp(self):
         a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
         self.both = make_user("both", "annotator", "adjudicator")
-        self.old = build_audit(a, b, n_answers=1, name="2026-W47")
-        add_judge(self.old, lambda claim: "supported")
-        submit_all(self.old)
+        self.old = make_labelled_audit(a, b, n_answers=1, name="2026-W47")
+        judge_audit(self.old, lambda claim: "supported")
+        make_gold(self.old)
         self.item = AuditAnswer.objects.get(audit=self.old)
         new = make_audit([self.item.answer], name="2026-W48")
-        Assignment.objects.create(audit_answer=new.items.get(), annotator=self.both, slot="A")
+        make_assignments(new, self.both)
         self.client.force_login(self.both)
 
     def test_it_hides_the_answer_from_the_queue(self):

@@ -6,8 +6,7 @@ from django.test import TestCase
 from annotations.models import Assignment, Label
 from annotations.workspace import selectors, services
 from audit.models import Audit, Claim
-from tests.factories import make_user
-from tests.workspace_helpers import make_assigned_audit
+from tests.factories import make_assigned_audit, make_user
 
 
 class StaleOpenAuditTests(TestCase):

@@ -1,23 +1,34 @@
 """Drawing samples in the database: strata, reproducibility, frozen snapshots."""
 
+import hashlib
 from collections import Counter
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.test import TestCase
 
-from audit.models import Answer, AuditAnswer
+from audit.models import Answer, AuditAnswer, Claim
 from audit.sampling import draw as draw_mod
 from audit.sampling import population as pop
 from audit.sampling.services import audit_create, audit_preview
-from tests.factories import make_dataset
-from tests.sampling_helpers import bulk_answers, days_ago, give_verdicts, judge_version
+from tests.factories import days_ago, make_answers, make_dataset, make_judge_version, make_verdicts
+
+
+def order_key_py(answer_id, seed):
+    """The sampling order key computed in Python, from its definition, to compare with the database's."""
+    digest = hashlib.sha256(str(int(seed)).encode()).digest()
+    s1, s2, s3 = (int.from_bytes(digest[i : i + 8], "big") % pop.P for i in (0, 8, 16))
+    x = answer_id % pop.P
+    h1 = (x * pop.A1 + s1) % pop.P
+    h2 = (h1 * h1 + x * (s2 or 1)) % pop.P
+    return (h2 * h2 + h1 * (s3 or 1)) % pop.P
+
 
 MODELS = ["gpt-4", "claude", "llama"]
 
 
 def _pool(ds, n=600, **kw):
-    return bulk_answers(
+    return make_answers(
         ds,
         n,
         meta=lambda i: {"model": MODELS[i % 3]} if i % 10 else {},
@@ -49,14 +60,13 @@ class StrataTests(TestCase):
 
     def test_it_strata_by_the_judge_answer_verdict(self):
         answers = list(Answer.objects.filter(dataset=self.ds).order_by("id"))
-        from audit.models import Claim
 
         Claim.objects.bulk_create(Claim(answer=a, position=0, text="c", origin="imported") for a in answers[:30])
-        old = judge_version("old", created=days_ago(3))
-        give_verdicts(old, answers[:30], "unsupported")
-        new = judge_version("new")
-        give_verdicts(new, answers[:10], "contradicted")
-        give_verdicts(new, answers[10:25], "supported")
+        old = make_judge_version("old", created=days_ago(3))
+        make_verdicts(old, Claim.objects.filter(answer__in=answers[:30]), "unsupported")
+        new = make_judge_version("new")
+        make_verdicts(new, Claim.objects.filter(answer__in=answers[:10]), "contradicted")
+        make_verdicts(new, Claim.objects.filter(answer__in=answers[10:25]), "supported")
         p = audit_preview(dataset=self.ds, strata_keys=["judge"], size=10)
         assert {r["stratum"]: r["population"] for r in p["design"]} == {
             "judge=fail": 10,
@@ -69,8 +79,8 @@ class StrataTests(TestCase):
 
     def test_it_filters_the_population(self):
         other = make_dataset("other")
-        bulk_answers(other, 5, claims=0)
-        bulk_answers(self.ds, 7, created_at=days_ago(40), meta=lambda i: {"model": "gpt-4"}, claims=0, prefix="old")
+        make_answers(other, 5, claims=0)
+        make_answers(self.ds, 7, created_at=days_ago(40), meta=lambda i: {"model": "gpt-4"}, claims=0, prefix="old")
         p = audit_preview(dataset=self.ds, size=10)
         assert p["population_size"] == 607
         since = days_ago(10).date().isoformat()
@@ -95,8 +105,8 @@ class DrawTests(TestCase):
         qs = Answer.objects.filter(dataset=self.ds).annotate(k=pop.order_key(48)).values_list("id", "k")
         for seed in (0, 48, 2**62):
             qs = Answer.objects.filter(dataset=self.ds).annotate(k=pop.order_key(seed)).values_list("id", "k")
-            assert all(k == pop.order_key_py(pk, seed) for pk, k in qs)
-        assert pop.order_key_py(2**40 + 5, 3) < pop.P  # large ids stay in range (no 64-bit overflow)
+            assert all(k == order_key_py(pk, seed) for pk, k in qs)
+        assert order_key_py(2**40 + 5, 3) < pop.P  # large ids stay in range (no 64-bit overflow)
 
     def test_it_stores_the_design_on_every_sampled_answer(self):
         audit = audit_create(name="w48", dataset=self.ds, strata_keys=["meta.model", "length"], size=60, seed=5)
@@ -119,7 +129,7 @@ class DrawTests(TestCase):
         for item in audit.items.select_related("answer"):
             model = item.answer.meta.get("model", "(none)")
             members = [a.id for a in self.answers if a.meta.get("model", "(none)") == model]
-            best = sorted(members, key=lambda pk: (pop.order_key_py(pk, 11), pk))[: item.stratum_sample]
+            best = sorted(members, key=lambda pk: (order_key_py(pk, 11), pk))[: item.stratum_sample]
             assert item.answer_id in best
             chosen[model] += 1
         assert sum(chosen.values()) == 45
@@ -172,7 +182,7 @@ class DrawTests(TestCase):
         assert not set(_sample(first)) & set(_sample(second))
 
     def test_it_samples_everyone_when_the_stratum_is_smaller_than_its_allocation(self):
-        bulk_answers(self.ds, 4, meta=lambda i: {"model": "tiny"}, claims=0, prefix="t")
+        make_answers(self.ds, 4, meta=lambda i: {"model": "tiny"}, claims=0, prefix="t")
         audit = audit_create(
             name="a", dataset=self.ds, strata_keys=["meta.model"], size=40, seed=1, allocation_method="equal"
         )

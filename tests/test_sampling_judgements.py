@@ -10,8 +10,7 @@ from audit.sampling import draw as draw_mod
 from audit.sampling import population as pop
 from audit.sampling.judgements import judgements_sync
 from audit.sampling.services import audit_create, audit_preview
-from tests.factories import make_dataset
-from tests.sampling_helpers import bulk_answers, give_verdicts, judge_version
+from tests.factories import make_answers, make_dataset, make_judge_version, make_verdicts
 
 
 def _exists_outcomes(dataset, version):
@@ -38,9 +37,9 @@ class AnswerJudgementTests(TestCase):
         self.ds = make_dataset("hand")
         # a0: supported + contradicted; a1: supported + non_assertive; a2: non_assertive only; a3: claims, no
         # verdict; a4: no claims; a5: verdicts only under another version; a6: unsupported only.
-        self.a = bulk_answers(self.ds, 7, claims=2, meta=lambda i: {"model": "m" + str(i % 2)})
+        self.a = make_answers(self.ds, 7, claims=2, meta=lambda i: {"model": "m" + str(i % 2)})
         Claim.objects.filter(answer=self.a[4]).delete()
-        self.v, other = judge_version("v"), judge_version("other")
+        self.v, other = make_judge_version("v"), make_judge_version("other")
         claims = {a.pk: list(Claim.objects.filter(answer=a).order_by("position")) for a in self.a}
         rows = [
             (0, 0, "supported"),
@@ -55,7 +54,7 @@ class AnswerJudgementTests(TestCase):
             JudgeVerdict(claim=claims[self.a[i].pk][p], judge_version=self.v, raw_verdict=x, verdict=x)
             for i, p, x in rows
         )
-        give_verdicts(other, [self.a[5]], "contradicted")
+        make_verdicts(other, Claim.objects.filter(answer__in=[self.a[5]]), "contradicted")
 
     def test_it_derives_the_same_outcome_as_the_verdict_level_definition(self):
         assert judgements_sync(self.v.id) == "rebuilt"
@@ -75,7 +74,7 @@ class AnswerJudgementTests(TestCase):
     def test_it_recomputes_only_answers_with_new_verdicts_then_rebuilds_after_a_deletion(self):
         judgements_sync(self.v.id)
         untouched = AnswerJudgement.objects.get(judge_version=self.v, answer=self.a[1]).pk
-        give_verdicts(self.v, [self.a[3]], "unsupported")
+        make_verdicts(self.v, Claim.objects.filter(answer__in=[self.a[3]]), "unsupported")
         assert judgements_sync(self.v.id) == "incremental"
         assert _table_outcomes(self.ds, self.v) == _exists_outcomes(self.ds, self.v)
         assert _table_outcomes(self.ds, self.v)["b3"] == "fail"
@@ -109,7 +108,9 @@ class AnswerJudgementTests(TestCase):
             dataset=self.ds, strata_keys=["judge"], size=3, population_filter={"judge_version": self.v.id}
         )
         assert {r["stratum"]: r["population"] for r in before["design"]}["judge=fail"] == 2
-        give_verdicts(self.v, [self.a[3], self.a[4]], "contradicted")  # a4 has no claims: stays unjudged
+        make_verdicts(
+            self.v, Claim.objects.filter(answer__in=[self.a[3], self.a[4]]), "contradicted"
+        )  # a4 has no claims: stays unjudged
         audit = audit_create(
             name="w1",
             dataset=self.ds,

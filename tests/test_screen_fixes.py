@@ -1,15 +1,27 @@
 """Fixes to the labelling and adjudication screens: reassign choices, the demo flag, undo, queue filters,
 flags and notes in the exports, the one adjudication rule."""
 
+import json
+
+from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.test import TestCase, override_settings
+from django.test.utils import CaptureQueriesContext
 
 from annotations.adjudication import export, services
 from annotations.assignments.services import audit_assign
 from annotations.models import Assignment, GoldLabel, Label
 from audit.models import AuditAnswer, Claim, HistoryEvent, Verdict
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_answer, make_audit, make_dataset, make_user
-from tests.workspace_helpers import make_assigned_audit
+from tests.factories import (
+    make_answer,
+    make_answers,
+    make_assigned_audit,
+    make_audit,
+    make_dataset,
+    make_gold,
+    make_labelled_audit,
+    make_user,
+)
 
 HX = {"HX-Request": "true"}
 
@@ -85,8 +97,6 @@ class UndoTests(TestCase):
             claims = list(a.audit_answer.answer.claims.order_by("position"))
             for c in claims:
                 self.client.post(f"/label/{a.pk}/claim/{c.pk}/", {"verdict": "unsupported"}, headers=HX)
-            from django.db import connection
-            from django.test.utils import CaptureQueriesContext
 
             with CaptureQueriesContext(connection) as ctx:
                 self.client.post(f"/label/{a.pk}/undo/", headers=HX)
@@ -118,8 +128,8 @@ class QueueFilterTests(TestCase):
 
     def test_it_filters_the_adjudication_queue_by_status_and_text(self):
         a, b, adj = make_user("a", "annotator"), make_user("b", "annotator"), make_user("adj", "adjudicator")
-        audit = build_audit(a, b, n_answers=2)  # claim 0 of each answer disputed
-        submit_all(audit)
+        audit = make_labelled_audit(a, b, n_answers=2)  # claim 0 of each answer disputed
+        make_gold(audit)
         first, second = AuditAnswer.objects.filter(audit=audit).order_by("position")
         claim = Claim.objects.get(answer=first.answer, position=0)
         services.gold_adjudicate(audit, claim, user=adj, verdict="supported", reason="A", expected_version=0)
@@ -136,16 +146,15 @@ class QueueFilterTests(TestCase):
 class ExportNotesTests(TestCase):
     def test_it_exports_flags_claim_notes_and_answer_notes(self):
         a, b = make_user("a", "annotator"), make_user("b", "annotator")
-        audit = build_audit(a, b, n_answers=1, n_claims=2)
+        audit = make_labelled_audit(a, b, n_answers=1, n_claims=2)
         item = AuditAnswer.objects.get(audit=audit)
         c0 = Claim.objects.get(answer=item.answer, position=0)
         Label.objects.filter(claim=c0, assignment__slot="A").update(
             flag_not_atomic=True, flag_true_not_in_passages=True, note="two facts"
         )
         Assignment.objects.filter(audit_answer=item, slot="B").update(note="misses the date")
-        submit_all(audit)
+        make_gold(audit)
         rows = [r for r in export.export_bytes(audit, level="claim", fmt="jsonl").decode().splitlines()]
-        import json
 
         first = json.loads(rows[0])
         assert (first["annotator_a_flags"], first["annotator_a_note"]) == (
@@ -177,14 +186,13 @@ class OneAdjudicationRuleTests(TestCase):
     def test_it_refuses_the_same_way_in_view_service_and_queue(self):
         a, b = make_user("a", "annotator"), make_user("b", "annotator")
         a.groups.add(*make_user("x", "adjudicator").groups.all())
-        audit = build_audit(a, b, n_answers=1)
-        submit_all(audit)
+        audit = make_labelled_audit(a, b, n_answers=1)
+        make_gold(audit)
         item = AuditAnswer.objects.get(audit=audit)
         claim = Claim.objects.get(answer=item.answer, position=0)
         self.client.force_login(a)
         assert self.client.get(f"/adjudicate/{audit.id}/answers/{item.id}/").status_code == 404
         assert f"/answers/{item.id}/" not in self.client.get("/adjudicate/").content.decode()
-        from django.core.exceptions import PermissionDenied
 
         with self.assertRaisesMessage(PermissionDenied, "You labelled this answer"):
             services.gold_adjudicate(audit, claim, user=a, verdict="supported", reason="r", expected_version=0)
@@ -201,10 +209,9 @@ def test_it_defines_the_verdict_sets_once_on_the_choices():
 
 class AuditFormTests(TestCase):
     def setUp(self):
-        from tests.sampling_helpers import bulk_answers
 
         self.ds = make_dataset("d")
-        bulk_answers(self.ds, 20, meta=lambda i: {"model": ["a", "b"][i % 2], "doc_type": "faq"})
+        make_answers(self.ds, 20, meta=lambda i: {"model": ["a", "b"][i % 2], "doc_type": "faq"})
         self.client.force_login(make_user("lead", "lead"))
 
     def post(self, **extra):

@@ -1,5 +1,7 @@
 """Cross-cutting checks over every URL the app serves: login required, CSRF enforced, CSP sent."""
 
+import re
+
 from django.test import Client, TestCase
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -20,8 +22,6 @@ def _patterns(resolver=None, prefix=""):
 
 def _concrete(route):
     """Fill every <int:x> converter with 1 and <str:x>/<slug:x> with 'x'."""
-    import re
-
     route = re.sub(r"<int:\w+>", "1", route)
     return "/" + re.sub(r"<(?:str|slug):\w+>", "x", route)
 

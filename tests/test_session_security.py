@@ -15,8 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotations.adjudication import export
 from audit.models import Claim
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_gold, make_labelled_audit, make_user
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,8 +101,8 @@ class SessionLimitTests(TestCase):
 class CsvNeutralisationTests(TestCase):
     def test_it_neutralises_whitespace_then_formula_line_breaks_and_fullwidth_signs(self):
         a, b = make_user("ann1", "annotator"), make_user("ann2", "annotator")
-        audit = build_audit(a, b, n_answers=3, n_claims=4)
-        submit_all(audit)
+        audit = make_labelled_audit(a, b, n_answers=3, n_claims=4)
+        make_gold(audit)
         texts = [" =1+1", "\t=cmd", "\n@SUM(A1)", "\r+1", "＝HYPERLINK(1)", "＋1", "－1", "＠x", "\u3000=1", "  -x"]
         safe = ["fine", "a = b"]
         claims = list(Claim.objects.order_by("id"))

@@ -10,8 +10,7 @@ from django.db import connection
 from annotations.models import Label
 from audit.busy import BusyRetryMiddleware
 from audit.models import Claim
-from tests.factories import make_user
-from tests.workspace_helpers import make_assigned_audit
+from tests.factories import make_assigned_audit, make_user
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -4,9 +4,11 @@ Pure functions: no database."""
 import json
 import math
 
+import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from annotations.report import stats_agreement as ag
 from annotations.report import stats_answers as an
@@ -48,8 +50,6 @@ def test_it_reproduces_krippendorff_2011_nominal_alpha_and_multi_rater_ac1():
 
 
 def test_it_reproduces_krippendorff_2011_alpha_the_way_the_wrapper_calls_the_library():
-    import krippendorff
-
     coders = [[None if x == "." else x for x in line.split()] for line in KRIPP_2011.splitlines()]
     data = np.array([[np.nan if x is None else x for x in row] for row in coders], dtype=str)
     assert r3(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")) == 0.743
@@ -214,7 +214,6 @@ def test_it_computes_faithfulness_per_answer_and_per_stratum():
     r = an.faithfulness(f, seed=3)
     assert r["answers"] == 5 and r["fails"] == 2 and r["headline"] == "gold"
     assert r["fail_rate"]["value"] == pytest.approx(0.4)
-    from statsmodels.stats.proportion import proportion_confint
 
     assert r["fail_rate"]["ci"] == pytest.approx(list(proportion_confint(2, 5, method="wilson")))
     # ratios: 1, 2/3, (no scored: excluded), 1/2, 1

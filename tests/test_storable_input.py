@@ -4,12 +4,11 @@ nothing saved, never a 500; on SQLite too, so both databases behave alike."""
 import pytest
 from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from annotations.models import Assignment
 from audit.models import Claim, Passage
-from tests.adjudication_helpers import build_audit
-from tests.factories import PASSWORD, make_user
-from tests.workspace_helpers import make_assigned_audit
+from tests.factories import PASSWORD, make_assigned_audit, make_labelled_audit, make_user
 
 BAD = "x\x00y"
 
@@ -28,7 +27,7 @@ def fingerprint():
 def world(db):
     lead = make_user("lead", "lead", "adjudicator")
     ann, ann_b = make_user("ann", "annotator"), make_user("bob", "annotator")
-    audit = build_audit(ann, ann_b, name="2026-W47")  # submitted by both, one dispute per answer
+    audit = make_labelled_audit(ann, ann_b, name="2026-W47")  # submitted by both, one dispute per answer
     item = audit.items.order_by("position").first()
     disputed = Claim.objects.filter(answer_id=item.answer_id).order_by("position").first()
     submitted = Assignment.objects.filter(audit_answer=item, annotator=ann).get()
@@ -101,7 +100,6 @@ def test_it_refuses_nul_in_the_answers_search_and_any_field_name(client, world):
 
 
 def test_it_checks_csrf_before_looking_at_the_values(world):
-    from django.test import Client
 
     c = Client(enforce_csrf_checks=True)
     c.force_login(world["ann"])

@@ -10,16 +10,16 @@ from django.utils import timezone
 
 from annotations.models import Assignment, Label
 from annotations.workspace import services
+from annotations.workspace.selectors import annotator_audits
 from audit.models import HistoryEvent, Passage
-from tests.factories import make_user
-from tests.workspace_helpers import annotators, evidence_post, make_assigned_audit, passage_of
+from tests.factories import evidence_post, make_annotators, make_assigned_audit, make_user, passage_of
 
 HX = {"HX-Request": "true"}
 
 
 class WorkspaceTestCase(TestCase):
     def setUp(self):
-        self.ann, self.other = annotators()
+        self.ann, self.other = make_annotators()
         self.audit, self.mine = make_assigned_audit(self.ann, self.other)
         self.a = self.mine[0]
         self.claims = list(self.a.audit_answer.answer.claims.order_by("position"))
@@ -67,8 +67,6 @@ class PageTests(WorkspaceTestCase):
         self.assertContains(r, f'id="label-next" href="/label/{self.mine[1].pk}/"')
 
     def test_it_lists_audits_with_progress_on_home(self):
-        from annotations.workspace.selectors import annotator_audits
-
         self.label_all()
         self.client.post(self.url(what="submit/"))
         [row] = annotator_audits(self.ann)
@@ -284,7 +282,7 @@ class TimeTests(WorkspaceTestCase):
 @skipUnless(connection.vendor == "postgresql", "in-memory SQLite cannot share writes across threads")
 class ConcurrencyTests(TransactionTestCase):
     def test_it_keeps_one_label_when_two_tabs_save_at_once(self):
-        ann, other = annotators()
+        ann, other = make_annotators()
         _, mine = make_assigned_audit(ann, other, n_answers=1)
         a = Assignment.objects.select_related("audit_answer__audit", "audit_answer__answer").get(pk=mine[0].pk)
         claim = a.audit_answer.answer.claims.first()

@@ -6,8 +6,7 @@ import time
 import pytest
 
 from annotations.models import Assignment, Label
-from tests.factories import make_user
-from tests.workspace_helpers import annotators, make_assigned_audit
+from tests.factories import make_annotators, make_assigned_audit, make_user
 
 pytestmark = pytest.mark.browser
 
@@ -46,7 +45,7 @@ def pressed(page, claim, verdict):
 
 
 def test_it_labels_an_answer_with_the_keyboard_only(live_server, page, login, transactional_db):
-    ann, other = annotators()
+    ann, other = make_annotators()
     audit, mine = make_assigned_audit(ann, other, n_answers=2, n_claims=4, n_passages=3)
     claims = list(mine[0].audit_answer.answer.claims.order_by("position"))
     console = console_errors(page)

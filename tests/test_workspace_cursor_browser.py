@@ -5,9 +5,7 @@ import pytest
 
 from annotations.models import GoldLabel, Label
 from audit.models import AuditAnswer, Claim, Passage
-from tests.adjudication_helpers import build_audit, submit_all
-from tests.factories import make_user
-from tests.workspace_helpers import make_assigned_audit
+from tests.factories import make_assigned_audit, make_gold, make_labelled_audit, make_user
 
 pytestmark = pytest.mark.browser
 
@@ -111,13 +109,13 @@ def test_it_prefers_a_real_selection_over_the_cursor(live_server, page, login, t
 def test_it_takes_the_sentence_cursor_as_gold_evidence(live_server, page, login, transactional_db):
     ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
     adj = make_user("adj", "adjudicator")
-    audit = build_audit(
+    audit = make_labelled_audit(
         ann1,
         ann2,
         n_answers=1,
         verdicts=lambda i, pos, slot: "unsupported" if pos == 0 and slot == "B" else "supported",
     )
-    submit_all(audit)
+    make_gold(audit)
     item = AuditAnswer.objects.get(audit=audit)
     odd = add_odd_passage(item.answer, 3)
     c0 = Claim.objects.get(answer=item.answer, position=0)

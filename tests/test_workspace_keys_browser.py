@@ -9,8 +9,7 @@ import pytest
 
 from annotations.models import Label
 from audit.models import HistoryEvent, Passage
-from tests.factories import make_user
-from tests.workspace_helpers import make_assigned_audit
+from tests.factories import make_assigned_audit, make_user
 
 pytestmark = pytest.mark.browser
 DEMO = Path(__file__).resolve().parent.parent / "claimaudit" / "demo_data" / "ragtruth_qa_visible.jsonl"

@@ -5,9 +5,15 @@ from django.test import Client, TestCase
 from django.test.utils import CaptureQueriesContext
 
 from annotations.models import Assignment, Label
-from audit.models import JudgeVerdict, JudgeVersion
-from tests.factories import make_user
-from tests.workspace_helpers import annotators, evidence_post, make_assigned_audit, passage_of
+from audit.models import JudgeVerdict
+from tests.factories import (
+    evidence_post,
+    make_annotators,
+    make_assigned_audit,
+    make_judge_version,
+    make_user,
+    passage_of,
+)
 
 HX = {"HX-Request": "true"}
 JUDGE_SECRET = "JUDGE-REASON-7f3a"
@@ -17,7 +23,7 @@ OTHER_NOTE = "OTHER-ANNOTATOR-NOTE-5d8e"
 
 class AccessTests(TestCase):
     def setUp(self):
-        self.ann, self.other = annotators()
+        self.ann, self.other = make_annotators()
         self.audit, self.mine = make_assigned_audit(self.ann, self.other)
         self.theirs = Assignment.objects.get(audit_answer=self.mine[0].audit_answer, annotator=self.other)
         self.claim = self.mine[0].audit_answer.answer.claims.first()
@@ -67,11 +73,11 @@ class AccessTests(TestCase):
 
 class BlindnessTests(TestCase):
     def test_it_never_sends_judge_verdicts_or_the_other_annotators_labels(self):
-        ann, other = annotators()
+        ann, other = make_annotators()
         audit, mine = make_assigned_audit(ann, other, n_answers=2)
         a = mine[0]
         claims = list(a.audit_answer.answer.claims.all())
-        version = JudgeVersion.objects.create(kind="offline", name="judge-x", content_hash="h" * 64)
+        version = make_judge_version("judge-x", content_hash="h" * 64)
         for c in claims:
             JudgeVerdict.objects.create(
                 claim=c,

@@ -6,7 +6,8 @@ from django.db.models import Exists, OuterRef, Prefetch
 
 from audit.judge import prompts, rubric
 from audit.judge.runner import call_worst_case
-from audit.judge.services import judge_run_create, judge_run_enqueue
+from audit.judge.services import judge_run_create
+from audit.judge.tasks import judge_run_enqueue
 from audit.models import Answer, AnswerVerdict, Claim, JudgeVerdict, JudgeVersion, Passage
 
 EXPECTED_OUTPUT_TOKENS = 120  # a verdict or a score with a one-sentence reason

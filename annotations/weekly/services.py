@@ -12,7 +12,8 @@ from annotations.models import Assignment, PendingAssignment
 from annotations.weekly.design import like_design
 from audit import roles
 from audit.guidelines.services import guidelines_inherit
-from audit.judge.services import judge_run_create, judge_run_enqueue
+from audit.judge.services import judge_run_create
+from audit.judge.tasks import judge_run_enqueue
 from audit.models import Audit, JudgeRun
 from audit.sampling.services import RANDOM_SEED_MAX, audit_create, audit_preview
 
@@ -52,7 +53,7 @@ def like_plan(source, *, week=None, name=None, seed=None):
 @transaction.atomic
 def like_create(plan, user=None, *, enqueue=True):
     """Create the audit (same design, the plan's seed), copy the source's guidelines and webhook, start a judge
-    run on its sample; the audit is assigned to the plan's annotators when that run is done (receivers.py).
+    run on its sample; the audit is assigned to the plan's annotators when that run is done (annotations/receivers.py).
     enqueue=False: the caller executes the run itself (the command)."""
     source = plan["source"]
     if len(plan["annotators"]) < 2:

@@ -4,14 +4,14 @@ and the notifications (email, webhooks)."""
 
 from django.dispatch import Signal
 
+from audit.models import JudgeRun
+from audit.notify.events import notify_import, notify_judge_run
+
 # sender: the JudgeRun model; run: the JudgeRun as stored.
 judge_run_ended = Signal()
 
 
 def judge_run_ended_send(run):
-    from audit.models import JudgeRun
-    from audit.notify.events import notify_judge_run
-
     run = JudgeRun.objects.select_related("audit", "dataset", "created_by").get(pk=run.pk)
     if run.is_active:  # taken over by another execution (a resume): that one announces its end
         return
@@ -20,7 +20,5 @@ def judge_run_ended_send(run):
 
 
 def import_ended_send(batch):
-    from audit.notify.events import notify_import
-
     if batch is not None and not batch.is_active:
         notify_import(batch)

@@ -10,7 +10,10 @@ from contextlib import suppress
 from django.db import transaction
 from django.utils import timezone
 
+from audit.ingest.run import import_run
 from audit.ingest.spool import SpoolError, _path, spool_remove
+from audit.ingest.tasks import import_task
+from audit.jobs.events import import_ended_send
 from audit.models import ImportBatch
 
 
@@ -30,9 +33,6 @@ def import_cancel_check(name):
 
 def import_run_cancellable(batch_id):
     """import_run, with a cancel recorded on the batch (the task worker calls this)."""
-    from audit.ingest.run import import_run
-    from audit.jobs.events import import_ended_send
-
     try:
         batch = import_run(batch_id, check=import_cancel_check)
     except ImportCancelled as exc:
@@ -83,8 +83,6 @@ def import_cancel(batch, user):
 
 def import_retry(batch, stalled):
     """A stalled import (its worker stopped, or none is running) is queued again from its spooled file."""
-    from audit.ingest.tasks import import_task
-
     if not (batch.is_active and stalled):
         return "Only a stalled import can be retried; a failed one needs its file uploaded again."
     try:

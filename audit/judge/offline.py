@@ -17,6 +17,7 @@ import re
 from audit.judge import offline_decompose
 from audit.judge.offline_decompose import SENTENCE, decompose, decompose_spans  # noqa: F401 (decompose: interface)
 from audit.judge.outcome import Outcome
+from audit.models import JudgeVersion
 
 NAME = "offline-lexical-v2"
 THRESHOLD = 0.55  # tuned on the RAGTruth demo sample: bench/offline_judge_eval.py --sweep
@@ -81,8 +82,6 @@ def spec():
 
 
 def offline_version():
-    from audit.models import JudgeVersion
-
     s = spec()
     digest = hashlib.sha256(json.dumps(s, sort_keys=True).encode()).hexdigest()
     version, _ = JudgeVersion.objects.get_or_create(

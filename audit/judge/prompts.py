@@ -10,6 +10,8 @@ import json
 
 from django.conf import settings
 
+from audit.models import JudgeVersion
+
 PROMPT_SET = "claim-judge-v1"
 
 DECOMPOSE_SYSTEM = """You split the answer of a question-answering assistant into atomic claims.
@@ -87,8 +89,6 @@ def spec_hash(spec):
 
 def anthropic_version(model=None, effort=None):
     """The JudgeVersion for the current prompts, model and effort (created on first use)."""
-    from audit.models import JudgeVersion
-
     spec = build_spec(model, effort)
     version, _ = JudgeVersion.objects.get_or_create(
         content_hash=spec_hash(spec),

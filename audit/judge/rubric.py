@@ -14,6 +14,7 @@ from django.conf import settings
 from audit.judge import offline
 from audit.judge.outcome import Outcome
 from audit.judge.prompts import OutputError, _load
+from audit.models import JudgeLevel, JudgeVersion
 
 NAME = "answer_faithfulness"
 
@@ -94,8 +95,6 @@ def offline_spec():
 
 
 def offline_rubric_version():
-    from audit.models import JudgeLevel, JudgeVersion
-
     s = offline_spec()
     digest = hashlib.sha256(json.dumps(s, sort_keys=True).encode()).hexdigest()
     version, _ = JudgeVersion.objects.get_or_create(

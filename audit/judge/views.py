@@ -6,6 +6,7 @@ from django.views.decorators.http import require_POST
 
 from audit.judge import selectors, services
 from audit.judge.forms import ResumeForm, StartRunForm
+from audit.judge.tasks import judge_run_enqueue
 from audit.models import JudgeRun
 from audit.roles import lead_required
 
@@ -21,7 +22,7 @@ def runs(request):
         except services.JudgeRunError as exc:
             form.add_error(None, str(exc))
         else:
-            services.judge_run_enqueue(run)
+            judge_run_enqueue(run)
             return redirect("judge_run", run_id=run.pk)
     page = Paginator(selectors.judge_runs(), 50).get_page(request.GET.get("page"))
     return render(request, "judge/runs.html", {"form": form, "page": page}, status=400 if form.errors else 200)
@@ -46,7 +47,7 @@ def run_resume(request, run_id):
     elif form.is_valid():
         d = form.cleaned_data
         services.judge_run_update_budget(run, budget_usd=d["budget_usd"], budget_tokens=d["budget_tokens"])
-        services.judge_run_enqueue(run, retry_failed=d["retry_failed"])
+        judge_run_enqueue(run, retry_failed=d["retry_failed"])
     else:
         messages.error(request, "Budgets must be positive numbers.")
     return redirect("judge_run", run_id=run.pk)

@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.db import models
 
+from audit.models.answers import Claim
+
 
 class AuditStatus(models.TextChoices):
     DRAFT = "draft", "Draft"
@@ -71,8 +73,6 @@ class Audit(models.Model):
 
     def claims(self):
         """The claims to label: every claim of the sampled answers, or a calibration sample's claims."""
-        from audit.models.answers import Claim
-
         if self.is_calibration:
             return Claim.objects.filter(calibration_items__audit=self)
         return Claim.objects.filter(answer__audit_items__audit=self)

@@ -127,16 +127,6 @@ def order_key(seed):
     return ExpressionWrapper((h2 * h2 + h1 * (s3 or 1)) % P, output_field=BigIntegerField())
 
 
-def order_key_py(answer_id, seed):
-    """The same key computed in Python (tests compare it with the database's)."""
-    digest = hashlib.sha256(str(int(seed)).encode()).digest()
-    s1, s2, s3 = (int.from_bytes(digest[i : i + 8], "big") % P for i in (0, 8, 16))
-    x = answer_id % P
-    h1 = (x * A1 + s1) % P
-    h2 = (h1 * h1 + x * (s2 or 1)) % P
-    return (h2 * h2 + h1 * (s3 or 1)) % P
-
-
 def _day(value):
     return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
 

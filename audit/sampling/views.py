@@ -3,7 +3,8 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from audit.judge.services import judge_run_create, judge_run_enqueue
+from audit.judge.services import judge_run_create
+from audit.judge.tasks import judge_run_enqueue
 from audit.models import Audit
 from audit.roles import lead_required
 from audit.sampling import forms, services

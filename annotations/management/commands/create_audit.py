@@ -106,7 +106,7 @@ class Command(BaseCommand):
         except (ValidationError, StrataError, ValueError) as e:
             raise CommandError(" ".join(getattr(e, "messages", [str(e)])))
         self.print_design(audit)
-        run = judge_run_execute(run.pk)  # its end assigns the audit (annotations/weekly/receivers.py)
+        run = judge_run_execute(run.pk)  # its end assigns the audit (annotations/receivers.py)
         pending = PendingAssignment.objects.get(audit=audit)
         self.stdout.write(f"Judge run #{run.pk} ({run.backend}): {run.message}")
         if pending.status != PendingAssignment.Status.DONE:

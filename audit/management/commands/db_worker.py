@@ -3,7 +3,7 @@ worker resumes them by itself). INSTALLED_APPS lists audit before django_tasks_d
 
 from django_tasks_db.management.commands import db_worker
 
-from audit.judge.services import judge_runs_recover
+from audit.judge.tasks import judge_runs_recover
 
 
 class Command(db_worker.Command):
