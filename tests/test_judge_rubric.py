@@ -9,6 +9,7 @@ from audit.judge import rubric
 from audit.judge.definitions import current_version, definition_save, definitions_seed, version_diff
 from audit.judge.services import judge_failures_retry, judge_run_create, judge_run_execute
 from audit.models import AnswerVerdict, JudgeFailure, JudgeVersion
+from tests.factories import make_dataset
 from tests.fake_anthropic import rubric_answer_of
 from tests.judge_helpers import PASSAGES, fake_server, make_judged_answer
 
@@ -93,18 +94,26 @@ def test_it_records_unusable_rubric_output_as_a_failure_and_retries_it(fake, fai
 
 
 def test_it_stops_at_the_budget_and_resumes_only_what_is_left(fake, faithfulness):
-    a = answers(5)
     # The runner's worst case per call: one token per byte of the request plus the API's framing (64),
     # plus max_tokens of output, reserved before the call is sent.
-    p = rubric.rubric_params(faithfulness.spec, a[0].question, PASSAGES, GOOD)
+    p = rubric.rubric_params(faithfulness.spec, "What is the capital of France?", PASSAGES, GOOD)
     est = len(json.dumps(p).encode()) + 64 + p["max_tokens"]
-    run = run_version(faithfulness, a[0].dataset, budget_tokens=2 * est + est // 2)  # room for 2 calls, not 3
-    assert run.status == "budget" and AnswerVerdict.objects.count() == 2 and len(fake.message_calls()) == 2
+    probe = run_version(faithfulness, make_judged_answer(make_dataset("probe"), text=GOOD, external_id="probe").dataset)
+    u = sum(fake.billed[0]["usage"].values())  # what one such call bills (the prefix is too short to cache)
+    assert probe.status == "done" and 0 < u < est
+    a = answers(5, texts=(GOOD,))  # five identical requests: each bills u
+    # A call waits while those in flight could take the run past the budget; the k-th goes out only if the
+    # k - 1 settled calls plus its worst case fit: (k - 1) * u + est <= budget. Room for exactly 3.
+    budget = est + 2 * u + u // 2
+    run = run_version(faithfulness, a[0].dataset, budget_tokens=budget)
+    used = run.input_tokens + run.output_tokens + run.cache_write_tokens + run.cache_read_tokens
+    assert run.status == "budget" and used == 3 * u <= budget
+    assert AnswerVerdict.objects.filter(answer__in=a).count() == 3 and len(fake.message_calls()) == 1 + 3
     run.budget_tokens = None
     run.save()
     run = judge_run_execute(run.pk)
-    assert run.status == "done" and run.answers_done == 5 and AnswerVerdict.objects.count() == 5
-    assert len(fake.message_calls()) == 5  # the two judged answers were not asked again
+    assert run.status == "done" and run.answers_done == 5 and AnswerVerdict.objects.filter(answer__in=a).count() == 5
+    assert len(fake.message_calls()) == 1 + 5  # the answers judged before the stop were not asked again
 
 
 def test_it_has_an_offline_answer_level_baseline():

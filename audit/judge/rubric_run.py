@@ -4,9 +4,6 @@ have a verdict of this version, or an open failure (unless retrying), are never 
 
 from collections import deque
 
-from django.conf import settings
-from django.db import transaction
-
 from audit.judge import runner as r  # the pool, budget and result queue of the claim-level runner
 from audit.judge.store import AnswerState
 from audit.models import Answer, AnswerVerdict, JudgeFailure
@@ -56,14 +53,9 @@ def store_rubric_verdicts(rec, items):
 
 
 def run_rubric(run, judge, rec, answer_ids, progress, retry_failed):
-    """Same signature and result (over budget?) as runner.run_sync."""
-    budget = r.Budget(run, rec)
-    concurrency = max(1, settings.JUDGE_CONCURRENCY)
-    pool = r.CallPool(judge, concurrency) if judge.priced else r.InlineExecutor(judge)
-    window = concurrency if judge.priced else r.OFFLINE_WINDOW
+    """Answer level: one rubric call per answer, through the runner's shared call loop."""
     chunks = deque(answer_ids[i : i + r.CHUNK] for i in range(0, len(answer_ids), r.CHUNK))
-    queue, in_flight, over_budget = deque(), {}, False
-    finished = r.Finished()
+    queue = deque()
 
     def next_item():
         while not queue and chunks:
@@ -74,36 +66,14 @@ def run_rubric(run, judge, rec, answer_ids, progress, retry_failed):
             )
         return queue.popleft() if queue else None
 
-    try:
-        while True:
-            rec.flush()
-            while len(in_flight) < window and not over_budget and (item := next_item()):
-                est = budget.estimate(item)
-                if not budget.allows(est):
-                    over_budget = True
-                    break
-                budget.reserve(est)
-                future = pool.submit(item.stage, item.params)
-                in_flight[future] = (item, est)
-                future.add_done_callback(finished.put)
-            if not in_flight:
-                break
-            done = finished.take(r.HEARTBEAT_SECONDS)
-            verdicts = []
-            with transaction.atomic():
-                for future in done:
-                    item, est = in_flight.pop(future)
-                    outcome = future.result()  # FatalJudgeError propagates
-                    budget.settle(est, outcome)
-                    rec.add_usage(outcome.usage)
-                    if outcome.ok:
-                        verdicts.append((item.state, outcome.data))
-                    else:
-                        rec.store_failure(item.state, STAGE, None, outcome)
-                    run.answers_done += outcome.ok
-                store_rubric_verdicts(rec, verdicts)
-            if done and progress:
-                progress(run)
-    finally:
-        pool.shutdown()
-    return over_budget
+    def store(results):
+        verdicts = []
+        for item, outcome in results:
+            if outcome.ok:
+                verdicts.append((item.state, outcome.data))
+            else:
+                rec.store_failure(item.state, STAGE, None, outcome)
+            run.answers_done += outcome.ok
+        store_rubric_verdicts(rec, verdicts)
+
+    return r.drive(run, judge, rec, next_item, queue.appendleft, store, progress)

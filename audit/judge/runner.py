@@ -191,14 +191,54 @@ def handle(judge, rec, item, outcome, verdicts, verify_q):
     return st.pending == 0
 
 
-def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
+def drive(run, judge, rec, next_item, put_back, store, progress):
+    """The call loop every direct runner shares: up to JUDGE_CONCURRENCY calls in flight within the budget
+    (a call that does not fit waits for those in flight; none left: over budget), results stored as they
+    land with the usage they paid for, a heartbeat, progress. next_item() -> Item or None; put_back(item)
+    returns a refused one; store([(item, outcome)]) runs inside the results' transaction. Returns over budget?"""
     budget = Budget(run, rec)
     concurrency = max(1, settings.JUDGE_CONCURRENCY)
     pool = CallPool(judge, concurrency) if judge.priced else InlineExecutor(judge)
     window = concurrency if judge.priced else OFFLINE_WINDOW
+    in_flight, over_budget, finished = {}, False, Finished()
+    try:
+        while True:
+            rec.flush()  # the heartbeat; raises LeaseLost once a resume has taken the run over
+            while len(in_flight) < window and (item := next_item()):
+                est = budget.estimate(item)
+                if not budget.allows(est):
+                    put_back(item)
+                    over_budget = not in_flight
+                    break
+                budget.reserve(est)
+                future = pool.submit(item.stage, item.params)
+                in_flight[future] = (item, est)
+                future.add_done_callback(finished.put)
+            if not in_flight:
+                break
+            done = finished.take(HEARTBEAT_SECONDS)
+            if done:
+                results = []
+                with transaction.atomic():
+                    for future in done:
+                        item, est = in_flight.pop(future)
+                        outcome = future.result()  # FatalJudgeError propagates
+                        budget.settle(est, outcome)
+                        rec.add_usage(outcome.usage)
+                        results.append((item, outcome))
+                    store(results)
+                    rec.flush(force=True)  # the usage is committed with the results it paid for
+            if progress:
+                progress(run)  # as results land, and at every quiet heartbeat
+    finally:
+        pool.shutdown()
+    return over_budget
+
+
+def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
+    """Claim level: decompose, then verify each claim (an answer's siblings after its first reply)."""
     chunks = deque(answer_ids[i : i + CHUNK] for i in range(0, len(answer_ids), CHUNK))
-    decompose_q, verify_q, in_flight, over_budget = deque(), deque(), {}, False
-    finished = Finished()
+    decompose_q, verify_q = deque(), deque()
 
     def next_item():
         while not verify_q and not decompose_q and chunks:
@@ -211,54 +251,25 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
                 return queue.popleft()
         return None
 
-    try:
-        while True:
-            rec.flush()  # the heartbeat; raises LeaseLost once a resume has taken the run over
-            while len(in_flight) < window and (item := next_item()):
-                est = budget.estimate(item)
-                if not budget.allows(est):  # wait for the calls in flight to settle; none left: over budget
-                    (verify_q if item.stage == "verify" else decompose_q).appendleft(item)
-                    over_budget = not in_flight
-                    break
-                budget.reserve(est)
-                future = pool.submit(item.stage, item.params)
-                in_flight[future] = (item, est)
-                future.add_done_callback(finished.put)
-            if not in_flight:
-                break
-            done = finished.take(HEARTBEAT_SECONDS)
-            if done:
-                verdicts = []
-                with transaction.atomic():
-                    for future in done:
-                        item, est = in_flight.pop(future)
-                        outcome = future.result()  # FatalJudgeError propagates
-                        budget.settle(est, outcome)
-                        rec.add_usage(outcome.usage)
-                        run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
-                    rec.store_verdicts(verdicts)
-                    rec.flush(force=True)  # the usage is committed with the results it paid for
-            if progress:
-                progress(run)  # as results land, and at every quiet heartbeat
-    finally:
-        pool.shutdown()
-    return over_budget
+    def put_back(item):
+        (verify_q if item.stage == "verify" else decompose_q).appendleft(item)
+
+    def store(results):
+        verdicts = []
+        for item, outcome in results:
+            run.answers_done += handle(judge, rec, item, outcome, verdicts, verify_q)
+        rec.store_verdicts(verdicts)
+
+    return drive(run, judge, rec, next_item, put_back, store, progress)
 
 
-def execute(run, *, progress=None, retry_failed=False):
-    from audit.judge.batch import BATCH_DISCOUNT, run_batches
-    from audit.judge.rubric_batch import run_rubric_batches
-    from audit.judge.rubric_run import run_rubric  # answer-level definitions: one rubric call per answer
-
-    answer_level = run.judge_version.level == "answer"
-    batch = run.use_batch and run.backend == "anthropic"
-    rec = Recorder(run, discount=BATCH_DISCOUNT if batch else 1.0)
+def execute(run, runner, *, discount=1.0, progress=None, retry_failed=False):
+    """Take the run's lease and drive it with `runner` (run_sync, or a batch or rubric runner built on it)."""
+    rec = Recorder(run, discount=discount)
     try:
         rec.take_lease()  # a cancel (audit/jobs) takes the lease away: the run stops at its next heartbeat
         run.status, run.message, run.finished_at = JudgeRun.Status.RUNNING, "", None
         run.started_at = run.started_at or timezone.now()
-        runners = {(False, False): run_sync, (False, True): run_batches, (True, False): run_rubric}
-        runner = runners.get((answer_level, batch), run_rubric_batches)
         return _execute(run, rec, runner, progress, retry_failed)
     except LeaseLost as exc:
         run.message = f"Stopped: {exc}."  # not saved: the row belongs to the execution that took it over

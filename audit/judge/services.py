@@ -5,8 +5,11 @@ from django.db import transaction
 
 from audit.jobs.events import judge_run_ended_send
 from audit.judge import runner
+from audit.judge.batch import BATCH_DISCOUNT, run_batches
 from audit.judge.offline import offline_version
 from audit.judge.prompts import anthropic_version
+from audit.judge.rubric_batch import run_rubric_batches
+from audit.judge.rubric_run import run_rubric
 from audit.models import Audit, Dataset, JudgeRun, JudgeVersion
 from audit.sampling.judgements import judgements_sync
 
@@ -73,11 +76,24 @@ def _count(dataset, audit):
     return audit.items.count() if audit else dataset.answers.count()
 
 
+# (answer level?, Message Batches?) -> the runner that drives the run
+RUNNERS = {
+    (False, False): runner.run_sync,
+    (False, True): run_batches,
+    (True, False): run_rubric,
+    (True, True): run_rubric_batches,
+}
+
+
 def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     """Run (or resume) a run to the end, the budget, or a fatal error. Safe to call again at any point:
     stored claims and verdicts are never asked for twice. progress(run) is called as work lands."""
     run = JudgeRun.objects.select_related("judge_version").get(pk=run_id)
-    run = runner.execute(run, progress=progress, retry_failed=retry_failed)
+    batch = run.use_batch and run.backend == "anthropic"
+    runs = RUNNERS[(run.judge_version.level == "answer", batch)]
+    run = runner.execute(
+        run, runs, discount=BATCH_DISCOUNT if batch else 1.0, progress=progress, retry_failed=retry_failed
+    )
     # Keep the per-answer judge outcomes (the `judge` stratum) current here, in the worker, so the
     # first audit preview after a large run does not pay for deriving them inside a web request.
     with transaction.atomic():
