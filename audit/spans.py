@@ -84,3 +84,18 @@ def layers(text, spans):
         (text[a:b], [tag for start, end, tag in spans if start <= a and b <= end])
         for a, b in zip(cuts, cuts[1:], strict=False)
     ]
+
+
+def dom_to_raw_offsets(text, start, end):
+    """Browsers parse CR LF and lone CR as LF, so offsets measured in the page are offsets into that
+    normalised text: map them back onto the stored text."""
+    if "\r" not in text:
+        return start, end
+    raw_at, i = [], 0  # raw_at[k] = raw index of normalised character k
+    while i < len(text):
+        raw_at.append(i)
+        i += 2 if text.startswith("\r\n", i) else 1
+    raw_at.append(len(text))
+    if not 0 <= start <= end < len(raw_at):
+        return start, end
+    return raw_at[start], raw_at[end]

@@ -8,7 +8,7 @@ from django.db import connection
 from django.test import TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from annotations.adjudication import export, services
+from annotations.adjudication import export, rules, services
 from annotations.assignments.services import audit_assign
 from annotations.models import Assignment, GoldLabel, Label
 from audit.models import AuditAnswer, Claim, HistoryEvent, Verdict
@@ -169,11 +169,11 @@ class ExportNotesTests(TestCase):
 
 
 class OneAdjudicationRuleTests(TestCase):
-    """services.adjudication_refusal decides for the view, the service and the queue alike."""
+    """rules.adjudication_refusal decides for the view, the service and the queue alike."""
 
     def test_it_states_who_may_adjudicate_from_loaded_rows(self):
         done = Assignment.Status.SUBMITTED
-        rule = services.adjudication_refusal
+        rule = rules.adjudication_refusal
         assert rule(9, 1, [(1, done), (2, done)], []) is None
         assert "Both annotators must submit" in rule(9, 1, [(1, done), (2, "started")], [])
         assert "You labelled this answer" in rule(1, 1, [(1, done), (2, done)], [(1, done)])

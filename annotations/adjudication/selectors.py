@@ -2,7 +2,7 @@
 
 from django.db.models import Count, Prefetch, Q
 
-from annotations.adjudication.services import adjudication_refusal, may_adjudicate_own
+from annotations.adjudication.rules import adjudication_refusal, may_adjudicate_own
 from annotations.models import Assignment, GoldLabel, Label
 from audit.models import Audit, AuditAnswer, AuditStatus, Claim, HistoryEvent, JudgeVerdict, Passage
 from audit.spans import evidence_span, layers, segments
@@ -25,7 +25,7 @@ def latest_judge_verdicts(claims_filter, fields=("claim_id", "verdict")):
 
 
 def _complete_items(assignment_rows, user):
-    """{item_id: {"A": row, "B": row}} for the items user may adjudicate (services.adjudication_refusal)."""
+    """{item_id: {"A": row, "B": row}} for the items user may adjudicate (rules.adjudication_refusal)."""
     items = {}
     for row in assignment_rows:
         items.setdefault(row["audit_answer_id"], {})[row["slot"]] = row

@@ -2,16 +2,18 @@
 
 Every change of a gold label or of an audit's state goes through here and leaves a HistoryEvent."""
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotations.adjudication.rules import adjudication_refusal
+from annotations.adjudication.selectors import audit_gold_progress
 from annotations.models import Assignment, GoldLabel, Label
 from audit import history, roles
 from audit.models import NEEDS_EVIDENCE, AuditAnswer, AuditStatus, Claim, HistoryEvent, Passage, Verdict
 from audit.notify.events import notify_disputes_ready
+from audit.spans import dom_to_raw_offsets
 
 REASON_MAX = 4000
 
@@ -30,10 +32,6 @@ class StaleGold(AdjudicationError):
     def __init__(self, message, current):
         super().__init__(message)
         self.current = current
-
-
-def may_adjudicate_own():
-    return settings.ADJUDICATOR_MAY_ADJUDICATE_OWN
 
 
 def gold_snapshot(gold):
@@ -234,26 +232,7 @@ def _advance_audit(audit):
             new={"status": AuditStatus.ADJUDICATION},
             reason="Every assignment is submitted.",
         )
-        from annotations.adjudication.selectors import audit_gold_progress
-
         notify_disputes_ready(audit, audit_gold_progress(audit)["missing"])  # email adjudicators, webhook
-
-
-def adjudication_refusal(user_id, item_id, slots, mine):
-    """Who may adjudicate an answer, as one rule over rows already loaded: None when user may, else why
-    not. slots: (annotator_id, status) of the item's assignments; mine: (item_id, status) of the user's
-    own assignments on the same answer in any audit. Both annotators must have submitted; an annotator
-    of the item may not (unless ADJUDICATOR_MAY_ADJUDICATE_OWN); nor may anyone holding the answer in
-    another audit (when own answers are allowed: only while that assignment is not submitted, since they
-    would see others' labels and the judge on claims they are still labelling)."""
-    slots, own = list(slots), may_adjudicate_own()
-    if len(slots) != 2 or any(status != Assignment.Status.SUBMITTED for _, status in slots):
-        return "Both annotators must submit this answer before it can be adjudicated."
-    if not own and any(annotator == user_id for annotator, _ in slots):
-        return "You labelled this answer, so another adjudicator must resolve it."
-    if any(i != item_id and (not own or status != Assignment.Status.SUBMITTED) for i, status in mine):
-        return "You label this answer in another audit, so another adjudicator must resolve it."
-    return None
 
 
 def mine_on_answer(user, answer_id):
@@ -353,8 +332,6 @@ def _chosen_evidence(claim, assignments, verdict, evidence, passage, start, end)
         start, end = int(start), int(end)
     except (TypeError, ValueError):
         raise AdjudicationError("The evidence selection has no valid start and end offsets.")
-    from annotations.workspace.services import dom_to_raw_offsets  # the workspace imports this module
-
     start, end = dom_to_raw_offsets(p.text, start, end)  # the browser counts CR LF as one character
     if not 0 <= start < end <= len(p.text):
         raise AdjudicationError(f"The evidence offsets {start}-{end} fall outside passage {p.external_id}.")

@@ -8,8 +8,10 @@ from django.utils import timezone
 
 from annotations.adjudication.services import AuditClosed, gold_on_reopen, gold_on_submit
 from annotations.models import Assignment, Label
+from annotations.workspace.selectors import answer_claims, labels_by_claim
 from audit import history
 from audit.models import Audit, AuditStatus, HistoryEvent, Passage, Verdict
+from audit.spans import dom_to_raw_offsets
 
 UNSET = object()
 FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
@@ -53,21 +55,6 @@ def _mark_started(assignment):
         now = timezone.now()
         Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.STARTED, started_at=now)
         assignment.status, assignment.started_at = Assignment.Status.STARTED, now
-
-
-def dom_to_raw_offsets(text, start, end):
-    """Browsers parse CR LF and lone CR as LF, so offsets measured in the page are offsets into that
-    normalised text: map them back onto the stored text."""
-    if "\r" not in text:
-        return start, end
-    raw_at, i = [], 0  # raw_at[k] = raw index of normalised character k
-    while i < len(text):
-        raw_at.append(i)
-        i += 2 if text.startswith("\r\n", i) else 1
-    raw_at.append(len(text))
-    if not 0 <= start <= end < len(raw_at):
-        return start, end
-    return raw_at[start], raw_at[end]
 
 
 def check_evidence(answer_id, passage_id, start, end, quoted, raw=False):
@@ -232,8 +219,6 @@ def submit_problems(assignment, claims, labels_by_claim):
 def assignment_submit(assignment, user, *, seconds=0):
     """Check every claim, lock the assignment and hand the answer to gold. Raises Invalid with
     .problems, or Refused. seconds: time on task not yet reported by the page."""
-    from annotations.workspace.selectors import answer_claims, labels_by_claim
-
     assignment_time_add(assignment, seconds)  # counted even when the submit is refused below
     with transaction.atomic():
         _lock(assignment)

@@ -18,7 +18,7 @@ from audit.ingest.parse import RecordError
 from audit.ingest.read import file_kind
 from audit.ingest.run import import_fill
 from audit.ingest.spool import SpoolError, max_upload_bytes, spool_remove, spool_save
-from audit.ingest.tasks import import_task
+from audit.jobs.imports import import_task
 from audit.models import Dataset, ImportBatch
 from audit.validation import text_problem
 

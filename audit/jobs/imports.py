@@ -8,11 +8,11 @@ visible, the batch says who cancelled it."""
 from contextlib import suppress
 
 from django.db import transaction
+from django.tasks import task
 from django.utils import timezone
 
 from audit.ingest.run import import_run
 from audit.ingest.spool import SpoolError, _path, spool_remove
-from audit.ingest.tasks import import_task
 from audit.jobs.events import import_ended_send
 from audit.models import ImportBatch
 
@@ -42,6 +42,13 @@ def import_run_cancellable(batch_id):
         _clear_marker(ImportBatch.objects.filter(pk=batch_id).values_list("spool_path", flat=True).first())
     import_ended_send(batch)
     return batch
+
+
+@task()
+def import_task(batch_id):
+    """A background import, on the database task backend (`manage.py db_worker` executes it)."""
+    batch = import_run_cancellable(batch_id)
+    return {"batch": batch_id, "status": batch.status if batch else "gone"}
 
 
 def _clear_marker(name):
