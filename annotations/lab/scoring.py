@@ -3,10 +3,9 @@ the human noise floor, two versions side by side, and the disagreements. Figures
 and population-weighted (each item weighted by its answer's sampling weight in its audit)."""
 
 from annotations.lab import stats
+from annotations.report.stats_common import BAD, VERDICTS
 from audit.policy import FAILING
 
-VERDICTS = ["supported", "contradicted", "unsupported", "non_assertive"]
-BAD = ("contradicted", "unsupported")
 PASS_FAIL = ["fail", "pass"]
 
 

@@ -1,13 +1,15 @@
 """Shared shapes for the report's statistics: every figure is a plain dict that either carries a value
-(with its CI and denominator) or says why it is not computable. Pure: no Django, no ORM."""
+(with its CI and denominator) or says why it is not computable. Pure: no ORM (the verdict sets are the
+Verdict choices' own)."""
 
 import math
 
 import numpy as np
 
-VERDICTS = ("supported", "contradicted", "unsupported", "non_assertive")
-BAD = ("contradicted", "unsupported")
-SCORED = ("supported", "contradicted", "unsupported")
+from audit.models.answers import BAD_VERDICTS, SCORED_VERDICTS
+from audit.models.answers import VERDICTS as ALL_VERDICTS
+
+VERDICTS, BAD, SCORED = ALL_VERDICTS, BAD_VERDICTS, SCORED_VERDICTS
 
 
 def finite(x):

@@ -11,6 +11,7 @@ import json
 from django.conf import settings
 
 from audit.models import JudgeVersion
+from audit.models.answers import VERDICTS as ALL_VERDICTS
 
 PROMPT_SET = "claim-judge-v1"
 
@@ -50,7 +51,7 @@ DECOMPOSE_SCHEMA = {
     "additionalProperties": False,
 }
 
-VERDICTS = ["supported", "contradicted", "unsupported", "non_assertive"]
+VERDICTS = list(ALL_VERDICTS)
 VERIFY_SCHEMA = {
     "type": "object",
     "properties": {

@@ -14,7 +14,7 @@ from django.conf import settings
 from audit.judge import offline
 from audit.judge.outcome import Outcome
 from audit.judge.prompts import OutputError, _load
-from audit.models import JudgeLevel, JudgeVersion
+from audit.models import BAD_VERDICTS, JudgeLevel, JudgeVersion
 
 NAME = "answer_faithfulness"
 
@@ -116,6 +116,6 @@ class OfflineRubricJudge:
     def call(self, stage, params):
         for text, _, _ in offline.decompose_spans(params["answer_text"]):
             v = offline.verify(params["passages"], text)
-            if v["verdict"] in ("unsupported", "contradicted"):
+            if v["verdict"] in BAD_VERDICTS:
                 return Outcome(data={"score": 0, "reason": f"{v['verdict']}: {text}"[:500]})
         return Outcome(data={"score": 1, "reason": "no claim found unsupported or contradicted"})

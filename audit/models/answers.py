@@ -29,10 +29,11 @@ class Verdict(models.TextChoices):
         return {name: [v.value for v in cls if getattr(v, name)] for name in ("needs_evidence", "is_bad", "is_scored")}
 
 
-# The sets, defined by the properties above.
-NEEDS_EVIDENCE = tuple(v for v in Verdict if v.needs_evidence)
-BAD_VERDICTS = tuple(v for v in Verdict if v.is_bad)
-SCORED_VERDICTS = tuple(v for v in Verdict if v.is_scored)
+# The sets, defined by the properties above, as plain strings (safe as dict keys and in pandas).
+VERDICTS = tuple(v.value for v in Verdict)
+NEEDS_EVIDENCE = tuple(v.value for v in Verdict if v.needs_evidence)
+BAD_VERDICTS = tuple(v.value for v in Verdict if v.is_bad)
+SCORED_VERDICTS = tuple(v.value for v in Verdict if v.is_scored)
 
 
 class Dataset(models.Model):

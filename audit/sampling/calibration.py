@@ -10,10 +10,10 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from audit.models import Audit, AuditAnswer, AuditClaim, JudgeVerdict
+from audit.models import SCORED_VERDICTS, Audit, AuditAnswer, AuditClaim, JudgeVerdict
 from audit.sampling.population import META_FIELD
 
-VERDICTS = ("supported", "contradicted", "unsupported")
+VERDICTS = SCORED_VERDICTS
 DEFAULT_SIZE = 200
 
 
