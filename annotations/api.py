@@ -12,9 +12,11 @@ from ninja.errors import HttpError
 
 from annotations.adjudication import export
 from annotations.assignments.selectors import audit_progress
+from annotations.lab.guardrail import GuardrailError, guardrail_check
 from annotations.report.build import build_report
 from audit import roles
-from audit.api import ERRORS, need
+from audit.api import ERRORS, BadRequest, need
+from audit.judge.definitions import version_lookup
 from audit.models import Audit
 
 router = Router(tags=["annotations"])
@@ -121,3 +123,25 @@ def audit_gold(
     )
     response["Content-Disposition"] = f'attachment; filename="{export.file_name(audit, level, format)}"'
     return response
+
+
+@router.get(
+    "/guardrail",
+    response={200: None, **ERRORS},
+    openapi_extra=JSON_DOC,
+    summary="Guardrail: does a candidate's answer-level fail rate regress against a baseline? (blocks: true/false)",
+)
+def guardrail_get(
+    request, baseline: str, candidate: str, judge_version: str, policy: Literal["strict", "lenient"] = "strict"
+):
+    """baseline / candidate: a dataset name, or DATASET:meta.FIELD=VALUE; judge_version: an id, a definition
+    name (its current version) or a content-hash prefix. The same check as `manage.py guardrail`."""
+    need(request)
+    version = version_lookup(judge_version)
+    if version is None:
+        raise BadRequest("unknown judge version", [{"field": "judge_version", "message": "no such judge version"}])
+    try:
+        result = guardrail_check(baseline, candidate, version, policy=policy)
+    except GuardrailError as exc:
+        raise BadRequest(str(exc), [{"field": exc.field, "message": str(exc)}]) from None
+    return JsonResponse(result, json_dumps_params={"allow_nan": False})

@@ -343,6 +343,7 @@ class SchemaTests(ApiCase):
                 "/api/v1/audits/{audit_id}",
                 "/api/v1/audits/{audit_id}/report",
                 "/api/v1/audits/{audit_id}/gold",
+                "/api/v1/guardrail",
             },
         )
         self.assertEqual(list(schema["components"]["securitySchemes"].values()), [{"type": "http", "scheme": "bearer"}])

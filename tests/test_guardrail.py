@@ -10,6 +10,7 @@ from django.utils import timezone
 from annotations.lab.guardrail import guardrail_check
 from audit.judge.definitions import current_version, definitions_seed
 from audit.models import Answer, AnswerVerdict, JudgeLevel
+from claimaudit.services import api_token_create
 from tests.factories import make_dataset, make_judge_version, make_user
 from tests.judge_helpers import fake_server, make_judged_answer
 
@@ -142,3 +143,24 @@ def test_it_names_versions_by_definition_for_the_commands(capsys):
     call_command("guardrail", "--baseline", "v1", "--candidate", "v2", "--judge-version", "answer_faithfulness")
     out = capsys.readouterr().out  # 1 of 1 against 0 of 1: the exact permutation test cannot reach 0.05
     assert "candidate: 1/1 fail" in out and "does not block" in out and rubric_version.pk
+
+
+def test_it_answers_the_check_over_the_api_with_a_token(client, version):
+    group(version, "v1", 30, 400)
+    group(version, "v2", 52, 400)
+    lead, annotator = make_user("lead", "lead"), make_user("ann", "annotator")
+    auth = {
+        t: {"HTTP_AUTHORIZATION": f"Bearer {api_token_create(u, 'ci')[1]}"}
+        for t, u in (("lead", lead), ("ann", annotator))
+    }
+    q = {"baseline": "v1", "candidate": "v2", "judge_version": str(version.pk)}
+    assert client.get("/api/v1/guardrail", q).status_code == 401  # a token, never the session
+    assert client.get("/api/v1/guardrail", q, **auth["ann"]).status_code == 403
+    r = client.get("/api/v1/guardrail", q, **auth["lead"])
+    z, p = pooled_z(52, 400, 30, 400)
+    assert r.status_code == 200 and r.json()["blocks"] is True
+    assert r.json()["test"]["p"] == pytest.approx(p, abs=1e-4) and r.json()["candidate"]["fails"] == 52
+    bad = client.get("/api/v1/guardrail", {**q, "judge_version": "nope"}, **auth["lead"])
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "judge_version"
+    missing = client.get("/api/v1/guardrail", {**q, "baseline": "no-such-dataset"}, **auth["lead"])
+    assert missing.status_code == 400 and missing.json()["errors"]
