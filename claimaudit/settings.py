@@ -267,6 +267,9 @@ JUDGE_PRICES = {
     "claude-sonnet-5-5": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.3},
     "claude-haiku-5-5": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_read": 0.1},
 }
+# The shortest prefix (tokens) each model caches, from the prompt-caching documentation: a shorter one is
+# sent uncached at the input price. Models not listed are taken to need the largest of these.
+JUDGE_MIN_CACHE_TOKENS = {"claude-opus-5-5": 4096, "claude-sonnet-5-5": 1024, "claude-haiku-5-5": 4096}
 
 # Adjudication and export.
 ADJUDICATOR_MAY_ADJUDICATE_OWN = envbool("ADJUDICATOR_MAY_ADJUDICATE_OWN", False)

@@ -98,6 +98,8 @@ class JudgeRun(models.Model):
     cache_write_tokens = models.BigIntegerField(default=0)
     cache_read_tokens = models.BigIntegerField(default=0)
     cost_usd = models.FloatField(default=0.0)
+    # The bill before the run (audit.judge.estimate.Estimate.as_dict), computed when the run is created.
+    estimate = models.JSONField(default=dict, blank=True)
     budget_usd = models.FloatField(null=True, blank=True)
     budget_tokens = models.BigIntegerField(null=True, blank=True)
     message = models.TextField(blank=True)
