@@ -189,3 +189,22 @@ def test_it_prints_the_estimate_from_the_command_without_calling(capsys):
     from audit.models import JudgeRun
 
     assert not JudgeRun.objects.exists()
+
+
+def test_it_estimates_an_answer_level_rubric_run_as_one_call_per_answer():
+    from audit.judge.definitions import current_version, definitions_seed
+
+    faithfulness = current_version(definitions_seed()[1])
+    dataset = realistic_mix(seed=3, n=8)
+    reply = {"score": 1, "reason": "Every sentence of the answer is stated in one of the passages given."}
+    with (
+        CachingFake(handler=lambda kind, body: reply) as fake,
+        override_settings(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test-key"),
+    ):
+        run = services.judge_run_create(dataset=dataset, version=faithfulness)
+        services.judge_run_execute(run.pk)
+        tokens, usd = fake.bill(settings.JUDGE_PRICES[settings.JUDGE_MODEL])
+    est = run.estimate
+    assert est["calls"] == len(fake.message_calls()) == 8 and est["cache_read_tokens"] == tokens["cache_read"] == 0
+    assert est["usd_cached"] == pytest.approx(usd, rel=0.10)
+    assert est["cache_write_tokens"] == tokens["cache_write"]

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Length
 
-from audit.judge import prompts
+from audit.judge import prompts, rubric
 from audit.judge.batch import BATCH_DISCOUNT
 from audit.models import Answer, Claim, JudgeVerdict, JudgeVersion, Passage
 
@@ -139,9 +139,12 @@ def estimate(answers, *, backend="anthropic", version=None, use_batch=False):
     if backend == "offline":
         est.lines = [f"{est.answers:,} answers judged by the offline baseline: no API calls, $0."]
         return est
-    est.chars_per_claim, est.rate_source = chars_per_claim()
     est.batch = use_batch
-    _add_calls(est, rows, Shapes(spec), reply_chars())
+    if version is not None and version.level == "answer":
+        _add_rubric_calls(est, rows, spec)
+    else:
+        est.chars_per_claim, est.rate_source = chars_per_claim()
+        _add_calls(est, rows, Shapes(spec), reply_chars())
     _price(est, settings.JUDGE_PRICES.get(spec["model"]))
     return est
 
@@ -151,8 +154,7 @@ def _current_version_id(spec):
 
 
 def _add_calls(est, rows, sh, stored_reply):
-    table = settings.JUDGE_MIN_CACHE_TOKENS
-    minimum = table.get(est.model, max(table.values()))
+    minimum = _min_cache(est.model)
     chain, decompose_calls, verify_calls = 0.0, 0, 0
     prefix_total, user_total = 0, 0
     for chars, _q, n_pass, pass_chars, n_claims, n_todo, todo_chars in rows:
@@ -192,6 +194,44 @@ def _add_calls(est, rows, sh, stored_reply):
         chain, (est.calls * SECONDS_PER_CALL + total_out / OUTPUT_TOKENS_PER_SECOND) / est.concurrency
     )
     est.lines = _arithmetic(est, decompose_calls, verify_calls, prefix_total, user_total, minimum)
+
+
+def _min_cache(model):
+    table = settings.JUDGE_MIN_CACHE_TOKENS
+    return table.get(model, max(table.values()))
+
+
+def _system_chars(params):
+    return sum(len(b["text"]) for b in params["system"])
+
+
+def _add_rubric_calls(est, rows, spec):
+    """Answer-level definitions: one rubric call per answer, so a cached source is written and never read."""
+    minimum = _min_cache(est.model)
+    empty = rubric.rubric_params(spec, "", [], "")
+    base, user = _system_chars(empty), len(json.dumps(empty["messages"]))
+    per_passage = _system_chars(rubric.rubric_params(spec, "", [("", "")], "")) - base + len("\n\n")
+    reply = tokens(len(json.dumps({"score": 0, "reason": ""})) + REASON_CHARS)
+    for chars, qchars, n_pass, pass_chars, *_ in rows:
+        prefix = tokens(base + pass_chars + max(0, n_pass * per_passage - 2))
+        est.input_tokens += tokens(user + chars + qchars)
+        if prefix >= minimum:
+            est.cache_write_tokens += prefix
+        else:
+            est.uncacheable_answers += 1
+            est.input_tokens += prefix
+        est.output_tokens += reply
+    est.calls = len(rows)
+    est.wall_seconds = (est.calls * _latency(reply)) / est.concurrency
+    est.lines = [
+        f"{est.answers:,} answers x 1 rubric call = {est.calls:,} calls (answer-level definition)",
+        f"input: {est.input_tokens:,} tokens uncached, {est.cache_write_tokens:,} written to the cache (one call "
+        f"per answer: nothing reads it back); {est.uncacheable_answers:,} sources under the {minimum:,}-token "
+        "minimum are not cached",
+        f"output: {est.calls:,} calls x {reply:,} tokens = {est.output_tokens:,} tokens",
+        f"wall time: {est.calls:,} calls x {_latency(reply):.1f} s, {est.concurrency} at once = about "
+        f"{est.wall_seconds:,.0f} s" + (" (Batch API: results within 24 h)" if est.batch else ""),
+    ]
 
 
 def _latency(out_tokens):

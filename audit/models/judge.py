@@ -126,6 +126,12 @@ class JudgeRun(models.Model):
         return int(quiet // 60) if quiet > settings.JUDGE_STALL_SECONDS else None
 
     @property
+    def wall_seconds(self):
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+    @property
     def is_stalled(self):
         return self.stalled_minutes is not None
 
