@@ -12,11 +12,14 @@ from ninja.errors import HttpError
 
 from annotations.adjudication import export
 from annotations.assignments.selectors import audit_progress
-from annotations.report.build import build_report
-from annotations.report.links import add_links
 from audit import roles
 from audit.api import ERRORS, need
+from audit.lazy import lazy_module
 from audit.models import Audit
+
+# The report needs the scientific stack: loaded by the first report request, not with the URLconf.
+report_build = lazy_module("annotations.report.build")
+report_links = lazy_module("annotations.report.links")
 
 router = Router(tags=["annotations"])
 
@@ -93,7 +96,7 @@ JSON_DOC = {"responses": {200: {"description": "The report", "content": {"applic
 def audit_report(request, audit_id: int, version: int | None = None):
     need(request)
     audit = _audit(audit_id)
-    report = add_links(build_report(audit, version), audit.id)
+    report = report_links.add_links(report_build.build_report(audit, version), audit.id)
     return JsonResponse(report, json_dumps_params={"allow_nan": False})
 
 
