@@ -4,12 +4,13 @@
 
 Label Studio is installed from PyPI into its own virtualenv, bench/.peer-venv (git-ignored; created on the
 first run, LABEL_STUDIO_VERSION below), with its data in a throwaway directory. Claim Audit runs from this
-tree under gunicorn, on a throwaway SQLite database. Both servers: one process, 8 threads.
+tree under gunicorn (one worker, 8 threads), on a throwaway SQLite database; Label Studio as `label-studio start`
+serves it (Django's threaded server, one process), on its default SQLite database.
 
 Same tasks on both sides: answers of 5 and of 20 claims, each with 3 passages of about 120 words. Every request
 opens a fresh connection. Rounds are interleaved (Claim Audit, Label Studio, Claim Audit, ...) and the
 median of the rounds is printed. Server CPU per request is the server process's CPU time over a batch of
-requests (sum of /proc/<pid>/task/*/schedstat), divided by the batch size: the stable figure on a shared machine.
+requests (/proc/<pid>/stat, utime + stime), divided by the batch size: the stable figure on a shared machine.
 
 What each row measures:
 - page read: the labelling page of one answer. Claim Audit: its one HTML response. Label Studio: the page's
@@ -115,11 +116,9 @@ class Session:
 
 # -- /proc
 def cpu_seconds(pid):
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with open(task / "schedstat") as f:
-            total += int(f.read().split()[0])
-    return total / 1e9
+    """User + system CPU of the whole process, threads that already ended included (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib(pid, field="VmRSS"):
@@ -375,13 +374,16 @@ class LabelStudio:
                 PASSWORD,
                 "--user-token",
                 self.token,
+                "--enable-legacy-api-token",
+                "--data-dir",
+                str(self.tmp / "ls-data"),
             ],
             env=self.env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
         wait_up(self.port, "/user/login/", limit=600)
-        self.pid = server_pid(self.proc)
+        self.pid = self.proc.pid  # Django's threaded runserver, in the process label-studio start runs
         self.rss_idle = rss_mib(self.pid)
         self.api = Session(self.port)
         self.api.headers = {"Authorization": f"Token {self.token}", "Content-Type": "application/json"}
@@ -524,7 +526,7 @@ def first_visit(side):
     return {"bytes": wire, "requests": len(sizes), "usable_s": usable}
 
 
-def measure_round(side, n=20):
+def measure_round(side, n=30):
     out = {}
     out["page read"] = per_request_cpu(side.pid, n, side.page_read)
     for k in (5, 20):
