@@ -238,7 +238,7 @@ class ClaimAudit:
             body=body.encode(),
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/x-ndjson"},
         )
-        assert status == 200, data[:500]
+        assert status == 200 and json.loads(data)["created"] == len(tasks), data[:500]
 
     def login(self, username):
         s = Session(self.port)
@@ -409,7 +409,8 @@ class LabelStudio:
         return p["id"], ids
 
     def import_tasks(self, project_id, tasks):
-        self.call("POST", f"/api/projects/{project_id}/import", [ls_data(t) for t in tasks])
+        done = self.call("POST", f"/api/projects/{project_id}/import", [ls_data(t) for t in tasks])
+        assert done["task_count"] == len(tasks), done
 
     def api_import(self, name, tasks):
         p = self.call("POST", "/api/projects", {"title": name, "label_config": label_config(5)})
@@ -457,7 +458,7 @@ class LabelStudio:
 
     def export(self):
         pid, _ = self.projects[5]
-        status, data, _ = self.api.get(f"/api/projects/{pid}/export?exportType=JSON")
+        status, data, _ = self.api.get(f"/api/projects/{pid}/export?exportType=JSON&download_all_tasks=true")
         assert status == 200, status
         return len(data)
 
