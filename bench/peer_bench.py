@@ -584,7 +584,7 @@ def main():
 def report(sides, results, extra):
     names = [s.name for s in sides]
     print("\nLS / CA above 1: Label Studio costs more (CPU rows) or serves more (pages/s).")
-    print("" + " | ".join([f"{'figure':34}"] + [f"{n:>22}" for n in names] + (["LS / CA"] if len(names) == 2 else [])))
+    print(" | ".join([f"{'figure':34}"] + [f"{n:>22}" for n in names] + (["LS / CA"] if len(names) == 2 else [])))
     keys = list(results[names[0]][0])
     for key in keys:
         cells, values = [], []
