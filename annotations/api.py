@@ -12,12 +12,15 @@ from ninja.errors import HttpError
 
 from annotations.adjudication import export
 from annotations.assignments.selectors import audit_progress
-from annotations.lab.guardrail import GuardrailError, guardrail_check
-from annotations.report.build import build_report
 from audit import roles
 from audit.api import ERRORS, BadRequest, need
 from audit.judge.definitions import version_lookup
+from audit.lazy import lazy_module
 from audit.models import Audit
+
+# The report needs the scientific stack: loaded by the first report request, not with the URLconf.
+report_build = lazy_module("annotations.report.build")
+guardrail = lazy_module("annotations.lab.guardrail")  # scipy: loaded by a guardrail call only
 
 router = Router(tags=["annotations"])
 
@@ -94,7 +97,7 @@ JSON_DOC = {"responses": {200: {"description": "The report", "content": {"applic
 def audit_report(request, audit_id: int, version: int | None = None):
     need(request)
     audit = _audit(audit_id)
-    report = build_report(audit, version)
+    report = report_build.build_report(audit, version)
     return JsonResponse(report, json_dumps_params={"allow_nan": False})
 
 
@@ -141,7 +144,7 @@ def guardrail_get(
     if version is None:
         raise BadRequest("unknown judge version", [{"field": "judge_version", "message": "no such judge version"}])
     try:
-        result = guardrail_check(baseline, candidate, version, policy=policy)
-    except GuardrailError as exc:
+        result = guardrail.guardrail_check(baseline, candidate, version, policy=policy)
+    except guardrail.GuardrailError as exc:
         raise BadRequest(str(exc), [{"field": exc.field, "message": str(exc)}]) from None
     return JsonResponse(result, json_dumps_params={"allow_nan": False})

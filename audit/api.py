@@ -21,7 +21,8 @@ from audit.ingest.formats import FORMATS, MappingError, parse_mapping
 from audit.ingest.services import answers_import
 from audit.ingest.spool import max_upload_bytes
 from audit.judge import selectors as judge_selectors
-from audit.judge.services import JudgeRunError, judge_run_create
+from audit.judge.estimate import estimate
+from audit.judge.services import JudgeRunError, judge_run_create, scope_of
 from audit.judge.tasks import judge_run_enqueue
 from audit.models import Audit, Dataset, JudgeRun
 from audit.sampling import services as sampling
@@ -216,6 +217,39 @@ def judge_run_start(request, payload: RunIn):
         raise BadRequest(str(e)) from None
     judge_run_enqueue(run)
     return Status(202, judge_selectors.judge_run(run.pk))
+
+
+class EstimateOut(Schema):
+    """The bill before the run (audit.judge.estimate): counts, tokens, dollars, seconds, and the arithmetic."""
+
+    answers: int
+    answers_to_decompose: int
+    claims_known: int
+    claims_expected: float
+    calls: int
+    input_tokens: int
+    cache_write_tokens: int
+    cache_read_tokens: int
+    output_tokens: int
+    uncacheable_answers: int
+    usd_uncached: float
+    usd_cached: float
+    wall_seconds: float
+    lines: list[str]
+
+
+@router.post("/judge-runs/estimate", response={200: EstimateOut, **ERRORS}, summary="The bill before a judge run")
+def judge_run_estimate(request, payload: RunIn):
+    """The same body as starting a run; nothing is created and no call is made."""
+    need(request)
+    audit = get_object_or_404(Audit, pk=payload.audit) if payload.audit is not None else None
+    if (payload.dataset is None) == (audit is None):
+        raise BadRequest("give exactly one of dataset or audit", [{"field": "dataset", "message": "or audit"}])
+    try:
+        answers = scope_of(dataset=payload.dataset, audit=audit)
+    except JudgeRunError as e:
+        raise BadRequest(str(e), [{"field": "dataset", "message": str(e)}]) from None
+    return estimate(answers, backend=payload.backend, use_batch=payload.use_batch)
 
 
 @router.get("/judge-runs/{run_id}", response={200: RunOut, **ERRORS}, summary="A judge run's progress")

@@ -108,6 +108,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "claimaudit.compression.CompressionMiddleware",  # gzip, BREACH-aware (see the module)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -122,6 +123,9 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
     "audit.busy.BusyRetryMiddleware",  # innermost: retries the view on "database is locked", then 503
 ]
+
+# Responses that show a one-time secret beside text the user typed are never compressed (BREACH).
+GZIP_EXCLUDED_URL_NAMES = ["api_tokens", "people", "person_link"]
 
 ROOT_URLCONF = "claimaudit.urls"
 WSGI_APPLICATION = "claimaudit.wsgi.application"

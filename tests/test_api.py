@@ -339,6 +339,7 @@ class SchemaTests(ApiCase):
                 "/api/v1/datasets/{name}/answers",
                 "/api/v1/judge-runs",
                 "/api/v1/judge-runs/{run_id}",
+                "/api/v1/judge-runs/estimate",
                 "/api/v1/audits",
                 "/api/v1/audits/{audit_id}",
                 "/api/v1/audits/{audit_id}/report",

@@ -11,13 +11,14 @@ import io
 import json
 import re
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from django.conf import settings
 
 from annotations.adjudication.selectors import latest_judge_verdicts
 from annotations.models import Assignment, GoldLabel, Label
+from audit.lazy import lazy_module
 from audit.models import SCORED_VERDICTS, AuditAnswer, Claim, Verdict
+
+parquet = lazy_module("annotations.adjudication.parquet")  # pyarrow is loaded by a Parquet export only
 
 LEVELS = ("claim", "answer")
 FORMATS = ("csv", "jsonl", "parquet")
@@ -26,7 +27,7 @@ CONTENT_TYPES = {
     "jsonl": "application/x-ndjson; charset=utf-8",
     "parquet": "application/vnd.apache.parquet",
 }
-S, INT, F, B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+S, INT, F, B = "string", "int64", "float64", "bool_"  # pyarrow type names
 CLAIM_COLUMNS = [
     ("audit", S),
     ("answer_id", S),
@@ -271,15 +272,7 @@ def to_jsonl(rows, columns):
 
 
 def to_parquet(rows, columns):
-    schema = pa.schema([pa.field(name, typ) for name, typ in columns])
-    table = pa.Table.from_arrays(
-        [pa.array([row[i] for row in rows], type=typ) for i, (_, typ) in enumerate(columns)], schema=schema
-    )
-    buf = io.BytesIO()
-    # Built from arrays, not pandas: no pandas metadata. pyarrow writes no timestamp; the bytes repeat
-    # (tested). The footer's created_by names the pyarrow version, constant for one install.
-    pq.write_table(table, buf, compression="zstd")
-    return buf.getvalue()
+    return parquet.to_parquet(rows, columns)
 
 
 WRITERS = {"csv": to_csv, "jsonl": to_jsonl, "parquet": to_parquet}

@@ -1,10 +1,11 @@
 from django.urls import path
 
-from annotations.lab import views
+from audit.lazy import lazy_view
 
+# The views load the statistics stack: imported on their first request (audit.lazy).
 urlpatterns = [
-    path("", views.lab, name="judge_lab"),
-    path("run/", views.lab_run, name="judge_lab_run"),
-    path("guardrail/", views.guardrail, name="guardrail"),
-    path("guardrail.json", views.guardrail_json, name="guardrail_json"),
+    path("", lazy_view("annotations.lab.views.lab"), name="judge_lab"),
+    path("run/", lazy_view("annotations.lab.views.lab_run"), name="judge_lab_run"),
+    path("guardrail/", lazy_view("annotations.lab.views.guardrail"), name="guardrail"),
+    path("guardrail.json", lazy_view("annotations.lab.views.guardrail_json"), name="guardrail_json"),
 ]

@@ -19,6 +19,14 @@ class StartRunForm(forms.Form):
         self.fields["backend"].widget.attrs["aria-describedby"] = "backend-help"
 
 
+class EstimateForm(forms.Form):
+    """The start form's scope and backend, read from the query string for the bill before the run."""
+
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all())
+    backend = forms.ChoiceField(choices=StartRunForm.base_fields["backend"].choices)
+    use_batch = forms.BooleanField(required=False)
+
+
 class ResumeForm(forms.Form):
     retry_failed = forms.BooleanField(required=False)
     budget_usd = forms.FloatField(required=False, min_value=0.01)

@@ -6,10 +6,12 @@ from django.db import transaction
 from audit.jobs.events import judge_run_ended_send
 from audit.judge import runner
 from audit.judge.batch import BATCH_DISCOUNT, run_batches
+from audit.judge.estimate import estimate
 from audit.judge.offline import offline_version
 from audit.judge.prompts import anthropic_version
 from audit.judge.rubric_batch import run_rubric_batches
 from audit.judge.rubric_run import run_rubric
+from audit.judge.store import scope
 from audit.models import Audit, Dataset, JudgeRun, JudgeVersion
 from audit.sampling.judgements import judgements_sync
 
@@ -51,7 +53,7 @@ def judge_run_create(
         raise JudgeRunError("ANTHROPIC_API_KEY is not set: set it, or use the offline backend")
     version = version or (anthropic_version() if backend == "anthropic" else offline_version())
     answer_ids = [getattr(a, "pk", a) for a in answers] if answers is not None else []
-    return JudgeRun.objects.create(
+    run = JudgeRun(
         judge_version=version,
         backend=backend,
         dataset=dataset or (audit.dataset if audit else None),
@@ -63,6 +65,9 @@ def judge_run_create(
         budget_tokens=budget_tokens,
         answers_total=len(answer_ids) if answers is not None else _count(dataset, audit),
     )
+    run.estimate = estimate(scope(run), backend=backend, version=version, use_batch=run.use_batch).as_dict()
+    run.save()
+    return run
 
 
 def _by_name(model, name):
@@ -70,6 +75,15 @@ def _by_name(model, name):
         return model.objects.get(name=name)
     except model.DoesNotExist:
         raise JudgeRunError(f"no {model._meta.verbose_name} named {name!r}") from None
+
+
+def scope_of(*, dataset=None, audit=None):
+    """The answers a new run over this dataset or audit (objects or names) would judge, for the estimate."""
+    if isinstance(dataset, str):
+        dataset = _by_name(Dataset, dataset)
+    if isinstance(audit, str):
+        audit = _by_name(Audit, audit)
+    return scope(JudgeRun(dataset=dataset, audit=audit))
 
 
 def _count(dataset, audit):

@@ -5,9 +5,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from audit.judge import selectors, services
-from audit.judge.forms import ResumeForm, StartRunForm
+from audit.judge.estimate import estimate
+from audit.judge.forms import EstimateForm, ResumeForm, StartRunForm
 from audit.judge.tasks import judge_run_enqueue
-from audit.models import JudgeRun
+from audit.models import Answer, JudgeRun
 from audit.roles import lead_required
 
 HTMX_STOP_POLLING = 286  # htmx swaps this response, then stops polling
@@ -15,6 +16,8 @@ HTMX_STOP_POLLING = 286  # htmx swaps this response, then stops polling
 
 @lead_required
 def runs(request):
+    if request.htmx and request.method == "GET" and "dataset" in request.GET:
+        return _estimate(request)
     form = StartRunForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -26,6 +29,17 @@ def runs(request):
             return redirect("judge_run", run_id=run.pk)
     page = Paginator(selectors.judge_runs(), 50).get_page(request.GET.get("page"))
     return render(request, "judge/runs.html", {"form": form, "page": page}, status=400 if form.errors else 200)
+
+
+def _estimate(request):
+    """The bill before the run for the start form's current choices (its #estimate fragment)."""
+    form = EstimateForm(request.GET)
+    if not form.is_valid():
+        ctx = {"estimate_errors": form.errors}
+        return render(request, "judge/runs.html#estimate", ctx, status=400)
+    d = form.cleaned_data
+    est = estimate(Answer.objects.filter(dataset=d["dataset"]), backend=d["backend"], use_batch=d["use_batch"])
+    return render(request, "judge/runs.html#estimate", {"estimate": est})
 
 
 @lead_required

@@ -100,6 +100,8 @@ class JudgeRun(models.Model):
     cost_usd = models.FloatField(default=0.0)
     # Answers whose passages were too short for the model to cache (their verify calls paid full input).
     uncached_answers = models.PositiveIntegerField(default=0)
+    # The bill before the run (audit.judge.estimate.Estimate.as_dict), computed when the run is created.
+    estimate = models.JSONField(default=dict, blank=True)
     budget_usd = models.FloatField(null=True, blank=True)
     budget_tokens = models.BigIntegerField(null=True, blank=True)
     message = models.TextField(blank=True)
@@ -130,6 +132,11 @@ class JudgeRun(models.Model):
         """The shortest prefix (tokens) the run's model caches."""
         table = settings.JUDGE_MIN_CACHE_TOKENS
         return table.get(self.judge_version.model, max(table.values()))
+
+    def wall_seconds(self):
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
 
     @property
     def is_stalled(self):

@@ -4,7 +4,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit.jobs.judge import judge_run_reopen
 from audit.judge import definitions, services
-from audit.judge.services import JudgeRunError
+from audit.judge.estimate import estimate
+from audit.judge.services import JudgeRunError, scope_of
+from audit.judge.store import scope
 from audit.models import JudgeRun
 
 BAR = 30
@@ -30,6 +32,9 @@ class Command(BaseCommand):
         parser.add_argument("--budget-usd", type=float, help="stop before spending more than this many dollars")
         parser.add_argument("--budget-tokens", type=int, help="stop before using more than this many tokens")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+        parser.add_argument(
+            "--estimate", action="store_true", help="print the bill before the run (no call, no run) and exit"
+        )
 
     def handle(
         self, *, dataset, audit, retry_failed, resume, backend, batch, budget_usd, budget_tokens, no_progress, **options
@@ -40,6 +45,8 @@ class Command(BaseCommand):
             version = definitions.version_lookup(options["judge_version"])
             if version is None:
                 raise CommandError(f"--judge-version: no judge version {options['judge_version']!r}")
+        if options["estimate"]:
+            return self._estimate(dataset, audit, retry_failed or resume, backend, batch, version)
         progress = None if no_progress else self._bar()
         existing = retry_failed or resume
         try:
@@ -71,6 +78,20 @@ class Command(BaseCommand):
         self._summary(run, time.monotonic() - started)
         if run.status == JudgeRun.Status.FAILED:
             raise CommandError(f"judge run {run.pk} failed: {run.message}")
+
+    def _estimate(self, dataset, audit, existing, backend, batch, version):
+        try:
+            if existing:
+                run = JudgeRun.objects.select_related("judge_version").get(pk=existing)
+                answers, backend, batch, version = scope(run), run.backend, run.use_batch, run.judge_version
+            else:
+                answers = scope_of(dataset=dataset, audit=audit)
+        except JudgeRun.DoesNotExist:
+            raise CommandError(f"no judge run with id {existing}")
+        except JudgeRunError as exc:
+            raise CommandError(str(exc))
+        est = estimate(answers, backend=backend, version=version, use_batch=batch)
+        self.stdout.write("\n".join(est.lines))
 
     def _summary(self, run, seconds):
         tokens = (
