@@ -284,7 +284,8 @@ class ClaimAudit:
             assert status == 200, (status, data[:300])
 
     def export(self):
-        audit = re.search(rb'href="/audits/(\d+)/"', self.login("lead").get("/audits/")[1]).group(1).decode()
+        html = self.login("lead").get("/audits/")[1]  # the 5-claim audit, as Label Studio's 5-claim project
+        audit = re.search(rb'href="/audits/(\d+)/">peer5-audit<', html).group(1).decode()
         s = Session(self.port)
         status, data, _ = s.get(
             f"/api/v1/audits/{audit}/gold?format=jsonl", headers={"Authorization": f"Bearer {self.token}"}
