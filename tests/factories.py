@@ -10,6 +10,7 @@ import datetime as dt
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.utils import timezone
+from django_tasks_db.management.commands.db_worker import Worker
 
 from annotations.adjudication.services import gold_on_submit
 from annotations.models import Assignment, Label
@@ -277,3 +278,21 @@ def evidence_post(passage, needle):
     """POST data attaching the first occurrence of needle in passage as evidence."""
     start = passage.text.index(needle)
     return {"passage": passage.pk, "start": start, "end": start + len(needle), "text": needle}
+
+
+def worker_run(task, worker_id, *, claim=True):
+    """Run one task row through django-tasks-db's real Worker, in this process; returns it refreshed."""
+    if claim:
+        task.claim(worker_id)
+    Worker(
+        queue_names=["*"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=1,
+        worker_id=worker_id,
+        excluded_queue_names=[],
+    ).run_task(task)
+    task.refresh_from_db()
+    return task

@@ -9,13 +9,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import TestCase
 from django.utils import timezone
-from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from audit.ingest import spool
 from audit.ingest.run import import_run
 from audit.models import Answer, Dataset, ImportBatch
-from tests.factories import make_user
+from tests.factories import make_user, worker_run
 from tests.test_import import counts, jsonl, rec
 
 POLL = {"HX-Request": "true"}
@@ -45,19 +44,7 @@ def spooled(path):
 
 
 def run_queued_task():
-    task = DBTaskResult.objects.get(status="READY")
-    task.claim("import-test")
-    Worker(
-        queue_names=["*"],
-        interval=0,
-        batch=True,
-        backend_name="default",
-        startup_delay=False,
-        max_tasks=1,
-        worker_id="import-test",
-        excluded_queue_names=[],
-    ).run_task(task)
-    task.refresh_from_db()
+    task = worker_run(DBTaskResult.objects.get(status="READY"), "import-test")
     assert task.status == "SUCCESSFUL", task.traceback
     return task
 

@@ -8,14 +8,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
-from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from audit.judge import runner, store
 from audit.judge.services import judge_run_create, judge_run_execute
 from audit.judge.tasks import RECOVER_TASK, RUN_TASK, judge_run_enqueue
 from audit.models import Claim, JudgeRun, JudgeVerdict
-from tests.factories import make_user
+from tests.factories import make_user, worker_run
 from tests.fake_anthropic import Gate, answer_of, claim_of, kind_of
 from tests.judge_helpers import (
     answer_held_calls,
@@ -57,17 +56,7 @@ def kill_midway(run, fake, monkeypatch):
 
 
 def run_queued_task():
-    task = DBTaskResult.objects.get()
-    Worker(
-        queue_names=["*"],
-        interval=0,
-        batch=True,
-        backend_name="default",
-        startup_delay=False,
-        max_tasks=1,
-        worker_id="stall-test",
-        excluded_queue_names=[],
-    ).run_task(task)
+    worker_run(DBTaskResult.objects.get(), "stall-test", claim=False)
 
 
 def test_it_shows_a_killed_run_stalled_and_resumes_it_without_repeating_work(

@@ -16,12 +16,11 @@ import pyarrow.parquet as pq
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.template.defaultfilters import floatformat
 from django.test import TestCase
-from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from annotations.models import Assignment, GoldLabel
 from audit.models import Answer, AuditAnswer, Claim, JudgeRun, JudgeVerdict, JudgeVersion
-from tests.factories import make_user
+from tests.factories import make_user, worker_run
 from tests.loop_helpers import FLIP, Person, jsonl, loop_records, text_of, true_verdict
 
 BAD = {"unsupported", "contradicted"}
@@ -89,18 +88,7 @@ class WeeklyLoopTests(TestCase):
         task = DBTaskResult.objects.get()
         self.assertTrue(task.task_path.endswith("judge_run_task"))
         self.assertEqual(task.args_kwargs["args"][0], run_id)
-        task.claim("weekly-loop-test")
-        Worker(
-            queue_names=["*"],
-            interval=0,
-            batch=True,
-            backend_name="default",
-            startup_delay=False,
-            max_tasks=1,
-            worker_id="weekly-loop-test",
-            excluded_queue_names=[],
-        ).run_task(task)
-        task.refresh_from_db()
+        task = worker_run(task, "weekly-loop-test")
         self.assertEqual(task.status, "SUCCESSFUL", task.traceback)
         r = self.lead.get(f"/judge/runs/{run_id}/", expect=286, htmx=True)  # done: htmx stops polling
         run = JudgeRun.objects.get(pk=run_id)
