@@ -79,13 +79,17 @@ def external_judge_version(name):
 def _stage(reader, writer, errors, progress):
     """Read the file, committing a chunk of staged answers every IMPORT_BATCH_SIZE records: (complete, records)."""
     batch, records, size = writer.batch, 0, _chunk_size(settings.IMPORT_BATCH_SIZE, None)
+    held = 0.0  # seconds this import has held SQLite's write lock so far
     opts = batch.options
     for line, rec, errs in read_records(reader, batch.file_name, opts.get("fmt", "auto"), opts.get("mapping")):
         batch.lines = line
         errors += errs or writer.add(line, rec)
         records += rec is not None
         if len(writer.pending) >= size:
-            chunk_errors, seconds = _commit(writer)
+            # A short import (under ~1 s of writing, e.g. one API batch) keeps writers waiting no longer than
+            # that: it needs no pauses. A long one leaves the lock free after each chunk.
+            chunk_errors, seconds = _commit(writer, pause=held > 4 * settings.IMPORT_LOCK_SECONDS)
+            held += seconds
             errors += chunk_errors
             size = _chunk_size(size, seconds)
         if len(errors) >= settings.IMPORT_MAX_ERRORS:
@@ -93,7 +97,7 @@ def _stage(reader, writer, errors, progress):
             return False, records
         if progress and rec is not None and records % settings.IMPORT_PROGRESS_RECORDS == 0:
             progress(reader.bytes_read, records)
-    errors += _commit(writer)[0]
+    errors += _commit(writer, pause=False)[0]
     if not records and not errors:
         errors.append(RecordError(0, "file", "no records found (the file is empty)"))
     if progress:
@@ -114,7 +118,7 @@ def _chunk_size(size, seconds):
     return min(settings.IMPORT_BATCH_SIZE, size * 2) if seconds < target / 2 else size
 
 
-def _commit(writer):
+def _commit(writer, *, pause):
     """One chunk in its own short transaction: (errors, seconds the write lock was held). The lock is taken
     when the transaction begins, so a busy SQLite refusal comes before anything is written and the chunk
     can simply be tried again."""
@@ -126,7 +130,7 @@ def _commit(writer):
         return errors, time.monotonic() - started
 
     result = retry_when_locked(write)
-    if connection.vendor == "sqlite" and not connection.in_atomic_block:  # committed: the lock is free
+    if pause and connection.vendor == "sqlite" and not connection.in_atomic_block:  # committed: the lock is free
         # A writer waiting for the lock polls it every 100 ms at most: leave it a window before the next chunk.
         time.sleep(settings.IMPORT_LOCK_PAUSE)
     if settings.DEBUG:  # DEBUG keeps every SQL text in memory: drop it per chunk
