@@ -33,7 +33,7 @@ ENV = {
     "IMPORT_MAX_UPLOAD_BYTES": str(4 << 30),
 }
 os.environ.update(ENV)
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 
 
 class NoMigrations:
