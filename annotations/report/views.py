@@ -56,23 +56,21 @@ def _page(request, d, texts, key):
     }
 
 
-@lead_required
-def report_claims(request, audit_id):
+def _drill(request, audit_id, behind, texts, key, template):
+    """A drill-down list: the claims or answers behind one count of the report."""
     audit = get_object_or_404(Audit, pk=audit_id)
     try:
-        d = drill.claims_behind(audit, request.GET)
+        d = behind(audit, request.GET)
     except filters.BadFilter as e:
         return HttpResponseBadRequest(str(e), content_type="text/plain")
-    ctx = {"audit": audit, **_page(request, d, selectors.claim_texts, "claim_id")}
-    return render(request, "report/claims.html", ctx)
+    return render(request, template, {"audit": audit, **_page(request, d, texts, key)})
+
+
+@lead_required
+def report_claims(request, audit_id):
+    return _drill(request, audit_id, drill.claims_behind, selectors.claim_texts, "claim_id", "report/claims.html")
 
 
 @lead_required
 def report_answers(request, audit_id):
-    audit = get_object_or_404(Audit, pk=audit_id)
-    try:
-        d = drill.answers_behind(audit, request.GET)
-    except filters.BadFilter as e:
-        return HttpResponseBadRequest(str(e), content_type="text/plain")
-    ctx = {"audit": audit, **_page(request, d, selectors.answer_texts, "answer_id")}
-    return render(request, "report/answers.html", ctx)
+    return _drill(request, audit_id, drill.answers_behind, selectors.answer_texts, "answer_id", "report/answers.html")
