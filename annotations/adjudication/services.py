@@ -152,20 +152,8 @@ def gold_on_reopen(audit_answer, user, reason):
         for g in agreed
     )
     GoldLabel.objects.filter(pk__in=[g.pk for g in agreed]).delete()
-    moved = (
-        type(audit).objects.filter(pk=audit.pk, status=AuditStatus.ADJUDICATION).update(status=AuditStatus.LABELLING)
-    )
-    if moved:
-        audit.status = AuditStatus.LABELLING
-        history.record(
-            audit,
-            kind="audit",
-            action="status",
-            user=user,
-            old={"status": AuditStatus.ADJUDICATION},
-            new={"status": AuditStatus.LABELLING},
-            reason="An assignment was reopened.",
-        )
+    reason = "An assignment was reopened."
+    history.audit_status_move(audit, AuditStatus.ADJUDICATION, AuditStatus.LABELLING, user=user, reason=reason)
     return len(agreed)
 
 
@@ -219,19 +207,11 @@ def _advance_audit(audit):
     if not Assignment.objects.filter(audit_answer__audit=audit).exists() or pending.exists():
         return
     # Conditional UPDATE: of two submits finishing together, exactly one moves the audit and records it.
-    moved = (
-        type(audit).objects.filter(pk=audit.pk, status=AuditStatus.LABELLING).update(status=AuditStatus.ADJUDICATION)
+    moved = history.audit_status_move(
+        audit, AuditStatus.LABELLING, AuditStatus.ADJUDICATION, reason="Every assignment is submitted."
     )
     audit.status = AuditStatus.ADJUDICATION
     if moved:
-        history.record(
-            audit,
-            kind="audit",
-            action="status",
-            old={"status": AuditStatus.LABELLING},
-            new={"status": AuditStatus.ADJUDICATION},
-            reason="Every assignment is submitted.",
-        )
         notify_disputes_ready(audit, audit_gold_progress(audit)["missing"])  # email adjudicators, webhook
 
 

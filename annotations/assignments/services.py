@@ -44,8 +44,6 @@ def audit_assign(audit, annotators, user=None):
         for item, pair in zip(items, plan, strict=True)
         for slot, who in zip("AB", pair, strict=True)
     )
-    audit.status = AuditStatus.LABELLING
-    audit.save(update_fields=["status"])
     history.record(
         audit,
         kind="assignment",
@@ -53,14 +51,7 @@ def audit_assign(audit, annotators, user=None):
         user=user,
         new={"annotators": [u.get_username() for u in annotators], "assignments": 2 * len(items)},
     )
-    history.record(
-        audit,
-        kind="audit",
-        action="status",
-        user=user,
-        old={"status": AuditStatus.DRAFT},
-        new={"status": AuditStatus.LABELLING},
-    )
+    history.audit_status_move(audit, AuditStatus.DRAFT, AuditStatus.LABELLING, user=user)
     notify_audit_assigned(audit, annotators, user)  # email the annotators, the audit's webhook
     return audit
 
