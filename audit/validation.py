@@ -14,6 +14,19 @@ from django.http import HttpResponseBadRequest, JsonResponse
 MAX_UTC_OFFSET = timedelta(hours=15, minutes=59, seconds=59)
 
 
+ROW_ID_MAX = 2**63 - 1  # the largest primary key either database stores
+
+
+def row_id(value):
+    """A request value naming a row: its id, or None unless it is ASCII digits within the databases' range
+    (so a bad or oversized link finds nothing instead of overflowing the database driver)."""
+    text = str(value or "").strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+        return None
+    number = int(text)
+    return number if 0 < number <= ROW_ID_MAX else None
+
+
 def text_problem(value):
     """Why `value` (a str) cannot be stored as text, or None."""
     if "\x00" in value:

@@ -5,11 +5,7 @@ from django.shortcuts import render
 from audit import roles, selectors
 from audit.models import Answer
 from audit.spans import evidence_span, segments
-
-
-def _id(value):
-    """A query parameter naming a row: None unless it is a number (a bad link shows everything, not a 500)."""
-    return int(value) if value and value.isascii() and value.isdigit() else None
+from audit.validation import row_id
 
 
 @roles.lead_required
@@ -17,7 +13,7 @@ def answers(request):
     g = request.GET
     qs = selectors.answer_search(
         q=g.get("q", "").strip(),
-        dataset_id=_id(g.get("dataset")),
+        dataset_id=row_id(g.get("dataset")),
         meta_key=g.get("meta_key", "").strip(),
         meta_value=g.get("meta_value", "").strip(),
     )
@@ -30,7 +26,7 @@ def answers(request):
 @roles.lead_required
 def answer_detail(request, answer_id):
     try:
-        answer = selectors.answer_with_parts(answer_id, judge_version_id=_id(request.GET.get("version")))
+        answer = selectors.answer_with_parts(answer_id, judge_version_id=row_id(request.GET.get("version")))
     except Answer.DoesNotExist:
         raise Http404 from None
     spans = [(c.span_start, c.span_end, c) for c in answer.claim_list]

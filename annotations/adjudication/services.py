@@ -14,6 +14,7 @@ from audit import history, roles
 from audit.models import NEEDS_EVIDENCE, AuditAnswer, AuditStatus, Claim, HistoryEvent, Passage, Verdict
 from audit.notify.events import notify_disputes_ready
 from audit.spans import dom_to_raw_offsets
+from audit.validation import row_id
 
 REASON_MAX = 4000
 
@@ -305,7 +306,8 @@ def _chosen_evidence(claim, assignments, verdict, evidence, passage, start, end)
         return label.evidence_fields()
     if evidence != "new":
         raise AdjudicationError(f"Unknown evidence choice {evidence!r}.")
-    p = Passage.objects.filter(pk=passage, answer_id=claim.answer_id).first() if str(passage).isdigit() else None
+    pk = row_id(passage)
+    p = Passage.objects.filter(pk=pk, answer_id=claim.answer_id).first() if pk else None
     if p is None:
         raise AdjudicationError("Select the evidence in one of this answer's passages.")
     try:

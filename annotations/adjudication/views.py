@@ -10,6 +10,7 @@ from annotations.adjudication import export, selectors, services
 from annotations.guidelines.gate import guidelines_for, guidelines_gate
 from audit import roles
 from audit.models import Audit, AuditAnswer, Verdict
+from audit.validation import row_id
 
 GOLD_CONTEXT = {"verdict_choices": Verdict.choices, "verdict_sets": Verdict.sets()}
 
@@ -20,7 +21,7 @@ def queue(request):
     status, q = request.GET.get("status", ""), request.GET.get("q", "").strip()[:200]
     status = status if status in ("open", "resolved") else ""
     audits = selectors.filter_queue(selectors.adjudication_queue(request.user), status, q)
-    ctx = {"audits": audits, "done": int(done) if done.isdigit() else None, "status": status, "q": q}
+    ctx = {"audits": audits, "done": row_id(done), "status": status, "q": q}
     return render(request, "adjudication/queue.html", ctx)
 
 

@@ -9,6 +9,7 @@ from annotations.lab import scoring, selectors, services
 from annotations.lab.guardrail import GuardrailError, guardrail_check
 from audit.models import JudgeVersion
 from audit.roles import lead_required
+from audit.validation import row_id
 
 PAIRS = [f"{j}:{g}" for j in scoring.VERDICTS for g in scoring.VERDICTS if j != g]
 DISAGREEMENTS_SHOWN = 200
@@ -26,9 +27,9 @@ def _int(q, name, required=False):
         if required:
             raise LabError(name, "is required")
         return None
-    if not value.isdigit():
-        raise LabError(name, "must be a whole number")
-    return int(value)
+    if row_id(value) is None:
+        raise LabError(name, "must be an id (a whole number)")
+    return row_id(value)
 
 
 def _choice(q, name, choices, default=None):
@@ -41,7 +42,7 @@ def _choice(q, name, choices, default=None):
 def _params(q):
     """The lab's validated GET parameters: dataset, audits, version, compare, policy, pair, numeric."""
     audit_ids = q.getlist("audits")
-    if not all(a.isdigit() for a in audit_ids):
+    if not all(row_id(a) for a in audit_ids):
         raise LabError("audits", "must be audit ids")
     versions = {v.pk: v for v in JudgeVersion.objects.all()}
     picked = {}
@@ -133,7 +134,7 @@ def _guardrail(request):
     if not q.get("baseline") and not q.get("candidate"):
         return ctx, 200
     version_id = q.get("version", "")
-    version = JudgeVersion.objects.filter(pk=int(version_id)).first() if version_id.isdigit() else None
+    version = JudgeVersion.objects.filter(pk=row_id(version_id)).first() if row_id(version_id) else None
     policy = q.get("policy") or "strict"
     try:
         if version is None:

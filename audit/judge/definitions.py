@@ -9,6 +9,7 @@ from django.db import transaction
 
 from audit.judge import prompts, rubric
 from audit.models import JudgeDefinition, JudgeEdit, JudgeLevel, JudgeVersion
+from audit.validation import row_id
 
 CLAIM_NAME = "claim-judge"
 # The texts a lead may edit, per level, besides model and effort.
@@ -146,7 +147,7 @@ def version_lookup(text):
     """A judge version named by its id, a definition's name (its current version) or a content-hash prefix
     of at least 6 characters; None when nothing matches."""
     text = (text or "").strip()
-    if text.isdigit() and (version := JudgeVersion.objects.filter(pk=int(text)).first()):
+    if (pk := row_id(text)) and (version := JudgeVersion.objects.filter(pk=pk).first()):
         return version
     definition = JudgeDefinition.objects.filter(name=text).first()
     if definition is not None:
