@@ -75,4 +75,4 @@ bench: venv
 	for b in bench/*_bench.py; do DEBUG=true $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) db.sqlite3 db-test.sqlite3 staticfiles
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-test* db-test.sqlite3* staticfiles

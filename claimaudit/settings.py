@@ -150,6 +150,10 @@ TEMPLATES = [
 DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL", "sqlite:///db.sqlite3"))}
 if os.environ.get("TEST_DATABASE_NAME"):  # lets parallel test runs share one PostgreSQL server
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
+elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Tests use a SQLite file, as the app does. Django's default in-memory test database is one connection
+    # shared by every thread, and two requests at once on it fail ("bad parameter or other API misuse").
+    DATABASES["default"]["TEST"] = {"NAME": f"{DATABASES['default']['NAME']}-test"}
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

@@ -73,15 +73,13 @@ def _run(spec):
 def test_it_counts_failures_across_two_processes(tmp_path):
     """Process 1 fails three times and exits; process 2 fails twice more and is then refused with the
     right password: five failures in all, though neither process saw more than three."""
-    if connection.vendor == "postgresql":  # both processes use this test's database (committed rows)
-        make_user("ann1", "annotator")
-        s = connection.settings_dict
-        url, setup = f"postgres://{s['USER']}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}", False
-    else:  # the test database is in memory: the two processes share a SQLite file of their own
-        url, setup = f"sqlite:///{tmp_path / 'shared.sqlite3'}", True
-    first = _run(
-        {"database_url": url, "setup": setup, "password": PASSWORD, "attempts": [[v, "x"] for v in VARIANTS[:3]]}
-    )
+    make_user("ann1", "annotator")  # both processes use this test's database (committed rows)
+    s = connection.settings_dict
+    if connection.vendor == "postgresql":
+        url = f"postgres://{s['USER']}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
+    else:
+        url = f"sqlite:///{Path(s['NAME']).resolve()}"
+    first = _run({"database_url": url, "attempts": [[v, "x"] for v in VARIANTS[:3]]})
     second = _run({"database_url": url, "attempts": [[VARIANTS[3], "x"], [VARIANTS[4], "x"], ["ann1", PASSWORD]]})
     assert first == [200, 200, 200]
     assert second == [200, 429, 429]

@@ -2,9 +2,9 @@
 
 import threading
 from datetime import timedelta
-from unittest import mock, skipUnless
+from unittest import mock
 
-from django.db import connection, connections
+from django.db import connections
 from django.test import TestCase, TransactionTestCase
 from django.utils import timezone
 
@@ -279,7 +279,6 @@ class TimeTests(WorkspaceTestCase):
         self.assertLessEqual(self.a.active_seconds, 2 * services.MAX_TIME_INCREMENT + 1)
 
 
-@skipUnless(connection.vendor == "postgresql", "in-memory SQLite cannot share writes across threads")
 class ConcurrencyTests(TransactionTestCase):
     def test_it_keeps_one_label_when_two_tabs_save_at_once(self):
         ann, other = make_annotators()

@@ -24,7 +24,7 @@ def status(page):
 
 
 def press_verdict(page, claim, key, verdict):
-    page.keyboard.press(key)  # and wait for the save: SQLite's shared in-memory test db refuses concurrent writes
+    page.keyboard.press(key)  # and wait for the save
     page.wait_for_selector(f'#claim-{claim.pk} button[value={verdict}][aria-pressed="true"]')
 
 
