@@ -12,11 +12,16 @@ BY_SHORT_NAME = {"lead": LEAD, "annotator": ANNOTATOR, "adjudicator": ADJUDICATO
 
 
 def role_names(user):
+    """The user's role names, read once per request (the login backend reads them with the user)."""
     if not user.is_authenticated:
         return set()
     if not hasattr(user, "_role_names"):
-        user._role_names = set(user.groups.values_list("name", flat=True))
+        remember_role_names(user, user.groups.values_list("name", flat=True))
     return user._role_names
+
+
+def remember_role_names(user, names):
+    user._role_names = set(names)
 
 
 def has_role(user, role):

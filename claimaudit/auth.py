@@ -5,14 +5,36 @@ import ipaddress
 import unicodedata
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import AuthenticationForm
+from django.db.models import StringAgg, Value
 from django.shortcuts import render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
+from audit.roles import remember_role_names
+
 LOCKED = "Too many failed logins. Wait a few minutes and try again."
+
+
+class RoleBackend(ModelBackend):
+    """Django's ModelBackend, but the request's user comes with its role names in the same statement:
+    every page checks a role, and this saves it a query."""
+
+    def get_user(self, user_id):
+        user = (
+            get_user_model()
+            ._default_manager.annotate(role_list=StringAgg("groups__name", Value("\n"), default=""))
+            .filter(pk=user_id)
+            .first()
+        )
+        if user is None or not self.user_can_authenticate(user):
+            return None
+        remember_role_names(user, filter(None, user.role_list.split("\n")))
+        return user
 
 
 def normalise_username(raw):

@@ -189,7 +189,7 @@ LOGOUT_REDIRECT_URL = "login"
 LOGIN_MAX_FAILURES = envint("LOGIN_MAX_FAILURES", 5)
 LOGIN_WINDOW = envint("LOGIN_WINDOW", 300)
 TRUSTED_PROXY_HEADER = os.environ.get("TRUSTED_PROXY_HEADER", "")
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "claimaudit.auth.RoleBackend"]
 AXES_FAILURE_LIMIT = LOGIN_MAX_FAILURES
 AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_WINDOW)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]

@@ -355,7 +355,7 @@ class QueryCountTests(TestCase):
         # +1: assignments on the same answer in other audits; +4: the next/previous answer links (the audit's
         # assignments, the user's assignments, its labels, its gold), whatever the number of answers;
         # +1: the audit's guidelines (with whether this adjudicator has read them)
-        self.assertEqual(n, 16)
+        self.assertEqual(n, 15)
 
     def test_it_keeps_save_queries_constant(self):
         def url(audit):
@@ -363,7 +363,7 @@ class QueryCountTests(TestCase):
             return f"/adjudicate/{audit.id}/answers/{item.id}/claims/{claim.id}/"
 
         n = self.counts(url, verdict="unsupported", evidence="none", reason="because", version="0")
-        self.assertEqual(n, 23)  # +2: that check, in the view and in the service; +1: the labels the gold rests on
+        self.assertEqual(n, 22)  # +2: that check, in the view and in the service; +1: the labels the gold rests on
 
     def test_it_keeps_history_page_queries_constant(self):
         lead = make_user("lead", "lead")
@@ -372,7 +372,7 @@ class QueryCountTests(TestCase):
         make_gold(audit)
         item = AuditAnswer.objects.get(audit=audit)
         url = f"/adjudicate/{audit.id}/answers/{item.id}/history/"
-        with self.assertNumQueries(5):  # session, user, groups, item, events
+        with self.assertNumQueries(4):  # session, user with roles, item, events
             self.client.get(url)
         for claim in Claim.objects.filter(answer=item.answer):
             services.gold_adjudicate(
@@ -383,5 +383,5 @@ class QueryCountTests(TestCase):
                 reason="r",
                 expected_version=GoldLabel.objects.filter(claim=claim).count(),
             )
-        with self.assertNumQueries(5):
+        with self.assertNumQueries(4):
             self.assertContains(self.client.get(url), "Gold label: adjudicated", count=3)

@@ -261,7 +261,7 @@ class ExportViewTests(TestCase):
 
     def test_it_serves_leads_a_marked_file(self):
         self.client.force_login(make_user("lead", "lead"))
-        with self.assertNumQueries(3 + 1 + 6):  # session, user, groups; audit; the six export queries
+        with self.assertNumQueries(2 + 1 + 6):  # session, user with roles; audit; the six export queries
             r = self.client.get(self.url, {"level": "claim", "format": "csv", "names": "1"})
         self.assertEqual(r.status_code, 200)
         self.assertEqual(r["Content-Disposition"], 'attachment; filename="gold-2026-W48-claim-provisional.csv"')

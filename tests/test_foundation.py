@@ -99,11 +99,11 @@ class BrowseTests(TestCase):
     def test_it_keeps_answers_list_queries_constant(self):
         for i in range(3):
             make_answer(external_id=f"s{i}")
-        with self.assertNumQueries(6):
+        with self.assertNumQueries(5):
             self.client.get("/answers/")
         for i in range(30):
             make_answer(external_id=f"t{i}")
-        with self.assertNumQueries(6):
+        with self.assertNumQueries(5):
             self.client.get("/answers/")
 
 
@@ -183,7 +183,7 @@ class HomeTests(TestCase):
             JudgeRun.objects.create(judge_version=version, backend="offline", audit=audit, status="done")
 
         add(1)
-        with self.assertNumQueries(5) as ctx:
+        with self.assertNumQueries(4) as ctx:
             r = self.client.get("/")
         self.assertContains(r, "2026-W01")
         self.assertContains(r, "offline-x [offline baseline]")

@@ -105,7 +105,7 @@ def test_it_imports_in_the_worker_reporting_progress_and_removes_the_spool(
     assert batch.bytes_done == batch.bytes_total == len(data)
     assert batch.started_at <= batch.finished_at
     assert counts()[:2] == [7, 14] and not spooled(spool_dir)
-    with django_assert_num_queries(4):  # session, user, groups, batch
+    with django_assert_num_queries(3):  # session, user with roles, batch
         r = lead.get(f"/import/{batch.pk}/", headers=POLL)
     assert r.status_code == 286 and "Imported answers.jsonl into web" in r.content.decode()
     assert "hx-trigger" not in r.content.decode()
@@ -121,7 +121,7 @@ def test_it_keeps_the_poll_query_count_constant(lead, django_assert_num_queries)
     batches = ImportBatch.objects.order_by("pk")
     assert [(b.status, len(b.errors)) for b in batches] == [("failed", 1), ("failed", 1), ("done", 0)]
     for b in batches:
-        with django_assert_num_queries(4):
+        with django_assert_num_queries(3):
             assert lead.get(f"/import/{b.pk}/", headers=POLL).status_code == 286
 
 

@@ -177,5 +177,5 @@ def test_it_lists_a_failed_inline_upload_into_a_new_dataset_with_its_errors(lead
     assert "bad.jsonl" in recent and "<strong>question</strong>" in recent
     for i in range(5):
         upload(lead, b'{"id": "y"}\n', dataset=f"other-{i}", name="bad.jsonl")
-    with django_assert_num_queries(5):  # session, user, groups, datasets, recent imports: not per row
+    with django_assert_num_queries(4):  # session, user with roles, datasets, recent imports: not per row
         lead.get("/import/")

@@ -36,7 +36,7 @@ def test_it_serves_the_estimate_fragment_in_queries_that_do_not_grow(lead, djang
     answers(large, 6, claims=5)
     counts = []
     for ds in (small, large):
-        with django_assert_num_queries(9) as ctx:  # session, user, groups, dataset, version, rows, rate (2), replies
+        with django_assert_num_queries(8) as ctx:  # session, user with roles, dataset, version, rows, rate (2), replies
             r = lead.get(reverse("judge_runs"), {"dataset": ds.pk, "backend": "anthropic"}, **HX)
         counts.append(len(ctx.captured_queries))
         assert r.status_code == 200

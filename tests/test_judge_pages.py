@@ -56,13 +56,13 @@ class JudgePagesTests(TestCase):
 
     def test_it_lists_runs_in_constant_queries(self):
         judge_run_execute(judge_run_create(backend="offline", dataset=self.ds, user=self.lead).pk)
-        # session, user, groups, count, datasets (twice: the select widget reads its first choice), runs
-        with self.assertNumQueries(7):
+        # session, user with roles, count, datasets (twice: the select widget reads its first choice), runs
+        with self.assertNumQueries(6):
             r = self.client.get("/judge/runs/")
         self.assertContains(r, "offline-lexical-v2 [offline baseline]")
         for _ in range(4):
             judge_run_create(backend="offline", dataset=self.ds, user=self.lead)
-        with self.assertNumQueries(7):
+        with self.assertNumQueries(6):
             self.client.get("/judge/runs/")
 
     def test_it_polls_while_active_and_stops_when_done(self):
@@ -84,14 +84,14 @@ class JudgePagesTests(TestCase):
             run=run, answer=answer, stage="decompose", error="unusable output", raw="<script>alert(1)</script>"
         )
         JudgeRun.objects.filter(pk=run.pk).update(items_failed=1)
-        with self.assertNumQueries(5):  # session, user, groups, run, failures
+        with self.assertNumQueries(4):  # session, user with roles, run, failures
             r = self.client.get(f"/judge/runs/{run.pk}/")
         self.assertContains(r, "&lt;script&gt;alert(1)&lt;/script&gt;")
         self.assertNotContains(r, "<script>alert(1)")
         self.assertContains(r, "Retry 1 failed item")
         for claim in answer.claims.all():
             JudgeFailure.objects.create(run=run, answer=answer, claim=claim, stage="verify", error="overloaded")
-        with self.assertNumQueries(5):
+        with self.assertNumQueries(4):
             self.client.get(f"/judge/runs/{run.pk}/")
         r = self.client.post(f"/judge/runs/{run.pk}/resume/", {"retry_failed": "1", "budget_usd": "2.5"})
         self.assertRedirects(r, f"/judge/runs/{run.pk}/")

@@ -73,7 +73,7 @@ def test_it_shows_a_killed_run_stalled_and_resumes_it_without_repeating_work(
     assert not DBTaskResult.objects.exists()
 
     JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
-    with django_assert_num_queries(5):  # session, user, groups, run, failures: as for any run
+    with django_assert_num_queries(4):  # session, user with roles, run, failures: as for any run
         page = lead.get(f"/judge/runs/{run.pk}/").content.decode()
     assert "Stalled (no progress for 10 minutes; the worker may have stopped)" in page
     assert "Resume</button>" in page and 'hx-trigger="every 10s"' in page  # slower, not stopped

@@ -224,7 +224,7 @@ def test_it_lets_each_person_turn_email_off(db, django_assert_num_queries):
     assert "checked" in c.get("/notifications/email/").content.decode()
     c.post("/notifications/email/", {})
     assert NotificationSettings.objects.get().email_enabled is False
-    with django_assert_num_queries(4):  # session, user, groups (the menu), settings row
+    with django_assert_num_queries(3):  # session, user with roles (the menu), settings row
         assert "checked" not in c.get("/notifications/email/").content.decode()
 
 

@@ -47,13 +47,14 @@ def annotator_audits(user):
     ]
 
 
-def own_assignment(user, assignment_id):
+def own_assignment(user, assignment_id, lock=False):
     """The user's assignment with its audit and answer, or 404 (someone else's is indistinguishable
-    from a missing one)."""
+    from a missing one). lock: row-lock the assignment (only), inside the caller's transaction."""
+    assignments = Assignment.objects.select_related("audit_answer__audit", "audit_answer__answer")
+    if lock:
+        assignments = assignments.select_for_update(of=("self",))
     try:
-        return Assignment.objects.select_related("audit_answer__audit", "audit_answer__answer").get(
-            pk=assignment_id, annotator=user
-        )
+        return assignments.get(pk=assignment_id, annotator=user)
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotations.adjudication.services import AuditClosed, gold_on_reopen, gold_on_submit
 from annotations.models import Assignment, Label
-from annotations.workspace.selectors import answer_claims, labels_by_claim
+from annotations.workspace.selectors import answer_claims, labels_by_claim, own_assignment, own_claim
 from audit import history
 from audit.models import Audit, AuditStatus, HistoryEvent, Passage, Verdict
 from audit.spans import dom_to_raw_offsets
@@ -17,6 +17,8 @@ UNSET = object()
 FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
 MAX_TIME_INCREMENT = 120  # seconds accepted per time-on-task report
 MAX_NOTE = 5000
+CLOSED = "This audit is closed: its labels are frozen."
+SUBMITTED = "This answer is submitted and locked. Ask the audit lead to reopen it."
 
 
 class Refused(Exception):
@@ -34,7 +36,7 @@ def _refuse_closed(assignment):
     audit = assignment.audit_answer.audit
     audit.status = Audit.objects.values_list("status", flat=True).get(pk=audit.pk)
     if audit.is_closed:
-        raise Refused("This audit is closed: its labels are frozen.")
+        raise Refused(CLOSED)
 
 
 def _lock(assignment):
@@ -44,7 +46,7 @@ def _lock(assignment):
     )
     _refuse_closed(assignment)
     if fresh.status == Assignment.Status.SUBMITTED:
-        raise Refused("This answer is submitted and locked. Ask the audit lead to reopen it.")
+        raise Refused(SUBMITTED)
     assignment.status, assignment.started_at = fresh.status, fresh.started_at
     assignment.omission, assignment.note = fresh.omission, fresh.note
     return fresh
@@ -86,18 +88,56 @@ def _label_state(label):
     return state
 
 
+def _check_fields(verdict, note):
+    if verdict is not UNSET and verdict not in Verdict.values and verdict != "":
+        raise Invalid(f"Unknown verdict {verdict!r}.")
+    if note is not UNSET and len(note) > MAX_NOTE:
+        raise Invalid(f"The note is longer than {MAX_NOTE} characters.")
+
+
 def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, flags=None, note=UNSET, undoes=None):
     """Set the given fields of the user's label on claim; fields left UNSET keep their value, so two tabs
     editing different fields do not overwrite each other. evidence: None clears it, else a dict
     {passage, start, end, text} checked against the passage. undoes: the id of the history event this
     save reverts (recorded as an "undo", even when it changes nothing). Returns (label, old): old holds
     the previous values of the fields that changed, None when nothing changed."""
-    if verdict is not UNSET and verdict not in Verdict.values and verdict != "":
-        raise Invalid(f"Unknown verdict {verdict!r}.")
-    if note is not UNSET and len(note) > MAX_NOTE:
-        raise Invalid(f"The note is longer than {MAX_NOTE} characters.")
+    _check_fields(verdict, note)
     if claim.answer_id != assignment.audit_answer.answer_id:
         raise Invalid("This claim belongs to another answer.")
+    with transaction.atomic():
+        _lock(assignment)
+        label = Label.objects.select_for_update().filter(assignment=assignment, claim=claim).first()
+        return _label_apply(assignment, claim, label, user, verdict, evidence, flags, note, undoes)
+
+
+def own_claim_label_save(user, assignment_id, claim_id, *, verdict=UNSET, evidence=UNSET, flags=None, note=UNSET):
+    """claim_label_save as the workspace posts it, once per verdict, so with its reads folded: the user's own
+    assignment is read and row-locked in one statement with its audit and answer, the label with its claim
+    in the next (the claim alone only on its first save). Returns (assignment, claim, label, old); Http404
+    when the assignment is not the user's or the claim not in its answer.
+    The audit status read with the lock may, on PostgreSQL, predate a close that committed while this
+    waited; that close needed every assignment submitted, so the locked row's own status refuses the save."""
+    _check_fields(verdict, note)
+    with transaction.atomic():
+        assignment = own_assignment(user, assignment_id, lock=True)
+        if assignment.audit_answer.audit.is_closed:
+            raise Refused(CLOSED)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            raise Refused(SUBMITTED)
+        label = (
+            Label.objects.select_for_update(of=("self",))
+            .select_related("claim", "evidence_passage")
+            .filter(assignment=assignment, claim_id=claim_id)
+            .first()
+        )
+        claim = label.claim if label else own_claim(assignment, claim_id)
+        label, old = _label_apply(assignment, claim, label, user, verdict, evidence, flags, note, None)
+    return assignment, claim, label, old
+
+
+def _label_apply(assignment, claim, label, user, verdict, evidence, flags, note, undoes):
+    """The write of a save, under the assignment's lock. The lock serialises every save of this assignment,
+    so a missing label cannot appear meanwhile: build it here and write it once (an insert)."""
     checked = None
     if evidence not in (UNSET, None):
         checked = check_evidence(
@@ -105,43 +145,38 @@ def claim_label_save(assignment, claim, *, user, verdict=UNSET, evidence=UNSET, 
             *(evidence.get(k) for k in ("passage", "start", "end", "text")),
             raw=undoes is not None,
         )
-    with transaction.atomic():
-        _lock(assignment)
-        # The assignment lock serialises every save of this assignment, so a missing label cannot appear
-        # meanwhile: build it here and write it once (an insert) rather than get_or_create and then save.
-        label = Label.objects.select_for_update().filter(assignment=assignment, claim=claim).first()
-        label = label or Label(assignment=assignment, claim=claim)
-        old = _label_state(label)
-        if verdict is not UNSET:
-            label.verdict = verdict
-        if note is not UNSET:
-            label.note = note.strip()
-        for name, value in (flags or {}).items():
-            if name not in FLAGS:
-                raise Invalid(f"Unknown flag {name!r}.")
-            setattr(label, f"flag_{name}", bool(value))
-        if evidence is None:
-            label.set_evidence()
-        elif checked:
-            label.set_evidence(*checked)
-        new = _label_state(label)
-        changed = {k for k in new if new[k] != old[k]}
-        if not changed and undoes is None:
-            return label, None  # same value again (double click, second tab): nothing to record
-        if changed:
-            label.version += 1
-            label.save(force_insert=label.pk is None)
-            _mark_started(assignment)
-        history.record(
-            assignment.audit_answer.audit,
-            kind="label",
-            action="undo" if undoes else "save",
-            user=user,
-            answer=assignment.audit_answer.answer,
-            claim=claim,
-            old={k: old[k] for k in changed},
-            new={k: new[k] for k in changed} | ({"undoes": undoes} if undoes else {}),
-        )
+    label = label or Label(assignment=assignment, claim=claim)
+    old = _label_state(label)
+    if verdict is not UNSET:
+        label.verdict = verdict
+    if note is not UNSET:
+        label.note = note.strip()
+    for name, value in (flags or {}).items():
+        if name not in FLAGS:
+            raise Invalid(f"Unknown flag {name!r}.")
+        setattr(label, f"flag_{name}", bool(value))
+    if evidence is None:
+        label.set_evidence()
+    elif checked:
+        label.set_evidence(*checked)
+    new = _label_state(label)
+    changed = {k for k in new if new[k] != old[k]}
+    if not changed and undoes is None:
+        return label, None  # same value again (double click, second tab): nothing to record
+    if changed:
+        label.version += 1
+        label.save(force_insert=label.pk is None)
+        _mark_started(assignment)
+    history.record(
+        assignment.audit_answer.audit,
+        kind="label",
+        action="undo" if undoes else "save",
+        user=user,
+        answer=assignment.audit_answer.answer,
+        claim=claim,
+        old={k: old[k] for k in changed},
+        new={k: new[k] for k in changed} | ({"undoes": undoes} if undoes else {}),
+    )
     return label, ({k: old[k] for k in changed} or None)
 
 

@@ -91,12 +91,20 @@ def _row_html(request, a, claim, label, old, **ctx):
     return html
 
 
-@owned("POST")
-def label_save(request, a, claim_id):
-    claim = selectors.own_claim(a, claim_id)
+@annotator_required
+def label_save(request, assignment_id, claim_id):
+    """One control's field of one claim's label. The workspace posts once per verdict, so the service reads
+    and locks the assignment itself, in one statement."""
+    if request.method != "POST":
+        selectors.own_assignment(request.user, assignment_id)  # someone else's is a 404 whatever the method
+        return HttpResponseNotAllowed(["POST"])
     try:
-        label, old = services.claim_label_save(a, claim, user=request.user, **_label_params(request.POST))
+        a, claim, label, old = services.own_claim_label_save(
+            request.user, assignment_id, claim_id, **_label_params(request.POST)
+        )
     except (services.Refused, services.Invalid) as e:
+        a = selectors.own_assignment(request.user, assignment_id)
+        claim = selectors.own_claim(a, claim_id)
         ctx = _ctx(a, row=selectors.row(a, claim), error=str(e))
         return render(request, f"{PAGE}#claim", ctx, status=_status(e))
     return HttpResponse(_row_html(request, a, claim, label, old))

@@ -99,7 +99,7 @@ class PasswordSetView(auth_views.PasswordResetConfirmView):
 
     template_name = "registration/password_set.html"
     post_reset_login = True
-    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+    post_reset_login_backend = "claimaudit.auth.RoleBackend"
     success_url = reverse_lazy("home")
 
     def get_user(self, uidb64):
