@@ -6,7 +6,7 @@ database ("sdk"): on a small shared machine that ceiling is itself below the ide
 the API (a prefix is readable once the first response writing it began; none under the model's minimum),
 and the passages are long enough to cache: "sibling reads" is the share of each answer's verify calls
 after the first that read the cache (target 100%), "read share" the cache reads among all cached tokens.
-Run: DEBUG=true .venv/bin/python bench/judge_bench.py [--answers 64] [--claims 5] [--delay 0.2] [--concurrency 8 32]
+Run: .venv/bin/python bench/judge_bench.py [--answers 64] [--claims 5] [--delay 0.2] [--concurrency 8 32]
 The fake server runs in its own process (so its threads do not share our interpreter lock), on a throwaway
 SQLite file under /tmp.
 """
@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 DB = "/tmp/judge_bench.sqlite3"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
+os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")  # DEBUG off, as served
 
 import django  # noqa: E402
 

@@ -156,6 +156,7 @@ def verify_items(judge, st, claims, lead=True):
     if claims and st.context is None:
         st.context = judge.verify_context(st.passages)
     st.pending += len(claims)
+    st.claim_texts.update(claims)
     items = [Item("verify", st, cid, judge.verify_params(st.context, text)) for cid, text in claims]
     if lead and len(items) > 1 and judge.cacheable(st.context):
         st.waiting, items = items[1:], items[:1]

@@ -52,6 +52,7 @@ class AnswerState:
     pending: int = 0
     waiting: list = field(default_factory=list)  # verify items sent once the first one's response has begun
     cache_known: bool = False  # a billed verify reply showed whether the prefix is cached
+    claim_texts: dict = field(default_factory=dict)  # {claim_id: text} of the claims sent to verify
 
     def passage_text(self, external_id):
         return next((t for pid, t in self.passages if pid == external_id), None)
@@ -175,7 +176,10 @@ class Recorder:
     def store_verdicts(self, items):
         """items: [(state, claim_id, data)] with data as the verify schema. Applies the evidence guard."""
         rows = []
-        texts = dict(Claim.objects.filter(id__in=[c for _, c, _ in items]).values_list("id", "text"))
+        texts = {c: st.claim_texts.get(c) for st, c, _ in items}
+        missing = [c for c, text in texts.items() if text is None]  # a batch run's results
+        if missing:
+            texts.update(Claim.objects.filter(id__in=missing).values_list("id", "text"))
         for st, claim_id, data in items:
             passage = st.passage_text(data["passage_id"]) if data["passage_id"] else None
             scored, passed = evidence_guard(data["verdict"], data["evidence"], passage)
