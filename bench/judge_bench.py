@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 DB = "/tmp/judge_bench.sqlite3"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
-os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")  # DEBUG off, as served
+os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")  # DEBUG off
 
 import django  # noqa: E402
 
