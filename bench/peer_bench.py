@@ -265,7 +265,7 @@ class ClaimAudit:
             _, html, _ = s.get("/", headers={"HX-Request": ""})
             for asg in sorted(set(re.findall(rb'href="/label/(\d+)/"', html))):
                 _, page, _ = s.get(f"/label/{asg.decode()}/", headers={"HX-Request": ""})
-                claims = re.findall(rb'data-url="(/label/\d+/claim/\d+/)"', page)
+                claims = list(dict.fromkeys(re.findall(rb'hx-post="(/label/\d+/claim/\d+/)"', page)))  # row order
                 if len(claims) == k:
                     out.append((s, f"/label/{asg.decode()}/", [c.decode() for c in claims]))
         assert out, f"no assignments of {k} claims"
