@@ -126,3 +126,24 @@ def test_it_refuses_a_short_secret_key_when_debug_is_off():
     assert _settings_import({"SECRET_KEY": "x" * 50, "DEBUG": "false"}).returncode == 0
     assert _settings_import({"SECRET_KEY": "x" * 5, "DEBUG": "true"}).returncode == 0  # development
     assert len(os.environ["SECRET_KEY"]) >= 50  # the key the test environment runs with
+
+
+class RolesPerRequestTests(TestCase):
+    """The login backend reads a user's roles with the user, on every request: a change acts at once."""
+
+    def test_it_acts_on_a_role_taken_away_at_the_next_request(self):
+        user = make_user("lead", "lead", "annotator")
+        self.client.force_login(user)
+        self.assertEqual(self.client.get("/audits/new/").status_code, 200)
+        user.groups.remove(user.groups.get(name="audit leads"))
+        self.assertEqual(self.client.get("/audits/new/").status_code, 403)
+
+    def test_it_logs_out_a_deactivated_user_at_the_next_request(self):
+        user = make_user("lead", "lead")
+        self.client.force_login(user)
+        type(user).objects.filter(pk=user.pk).update(is_active=False)
+        self.assertEqual(self.client.get("/audits/").status_code, 302)  # to the login page
+
+    def test_it_gives_a_user_without_roles_none(self):
+        self.client.force_login(make_user("nobody"))
+        self.assertEqual(self.client.get("/audits/new/").status_code, 403)
