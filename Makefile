@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 
 $(VENV)/.stamp: requirements.txt requirements-dev.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.12+ not found (tried python3.12, python3.13, pyenv)"; exit 1; }
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV); $(PYTHON) -m venv $(VENV); }  # none, or half-made
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $@
