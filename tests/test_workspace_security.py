@@ -29,6 +29,12 @@ class AccessTests(TestCase):
         self.claim = self.mine[0].audit_answer.answer.claims.first()
         self.client.force_login(self.ann)
 
+    def test_it_returns_404_for_an_oversized_id_in_the_path(self):
+        big, mine = "9" * 25, self.mine[0].pk
+        for url in (f"/label/{mine}/claim/{big}/", f"/label/{big}/claim/{self.claim.pk}/"):
+            self.assertEqual(self.client.post(url, {"verdict": "supported"}).status_code, 404, url)
+        self.assertFalse(Label.objects.exists())
+
     def test_it_returns_404_for_another_annotators_assignment(self):
         t = self.theirs.pk
         self.assertEqual(self.client.get(f"/label/{t}/").status_code, 404)

@@ -12,6 +12,7 @@ from annotations.workspace.selectors import answer_claims, labels_by_claim, own_
 from audit import history
 from audit.models import Audit, AuditStatus, HistoryEvent, Passage, Verdict
 from audit.spans import dom_to_raw_offsets
+from audit.validation import row_id
 
 UNSET = object()
 FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
@@ -127,7 +128,7 @@ def own_claim_label_save(user, assignment_id, claim_id, *, verdict=UNSET, eviden
         label = (
             Label.objects.select_for_update(of=("self",))
             .select_related("claim", "evidence_passage")
-            .filter(assignment=assignment, claim_id=claim_id)
+            .filter(assignment=assignment, claim_id=row_id(claim_id))  # an oversized id finds nothing
             .first()
         )
         claim = label.claim if label else own_claim(assignment, claim_id)
