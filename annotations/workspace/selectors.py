@@ -3,10 +3,12 @@ another annotator's assignment or labels; every read is scoped to one annotator'
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.http import Http404
 from django.urls import reverse
+from django.utils.safestring import SafeString
 
 from annotations.models import Assignment, Label
 from audit.models import Audit, AuditStatus, Claim, Passage, Verdict
@@ -18,6 +20,10 @@ FLAG_NAMES = [  # field, short name, what it means, keyboard shortcut
     ("needs_context", "Needs context", "The claim cannot be understood without the rest of the answer.", "c"),
     ("true_not_in_passages", "True, not in passages", "True in the world, but no passage says it.", "t"),
 ]
+# The row's constants and ids are written unescaped (SafeString): enum values, digits and a URL reversed
+# from two integers hold no character HTML gives a meaning to, and skipping escaping saves a row's CPU.
+CHECKED = SafeString(" checked")
+VERDICT_KEYS = [(SafeString(v.value), v.label, SafeString(i)) for i, v in enumerate(Verdict, start=1)]
 CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
@@ -86,11 +92,11 @@ class Row:
     evidence_required: bool = True
     assignment_id: int = 0
 
-    @property
+    @cached_property
     def pk(self):  # as text: the row's template writes it a dozen times, unlocalised
-        return str(self.claim.pk)
+        return SafeString(self.claim.pk)
 
-    @property
+    @cached_property
     def verdict(self):
         return self.label.verdict if self.label else ""
 
@@ -99,17 +105,30 @@ class Row:
         lb = self.label
         return bool(lb and lb.verdict and Verdict(lb.verdict).needs_evidence and not lb.evidence_passage_id)
 
-    @property
-    def flags(self):
-        return [(f, name, key, bool(self.label and getattr(self.label, f"flag_{f}"))) for f, name, _, key in FLAG_NAMES]
+    @cached_property
+    def verdicts(self):  # (value, name, key, aria-pressed) of the four verdict buttons
+        return [(v, name, key, "true" if v == self.verdict else "false") for v, name, key in VERDICT_KEYS]
+
+    @cached_property
+    def flags(self):  # (field, name, key, " checked" or "") of the three flag checkboxes
+        lb = self.label
+        return [(f, name, key, CHECKED if lb and getattr(lb, f"flag_{f}") else "") for f, name, _, key in FLAG_NAMES]
 
     @property
     def flags_on(self):  # "not_atomic needs_context": the row's data-flags, read by workspace.js
         return " ".join(f for f, _, _, on in self.flags if on)
 
     @property
+    def version(self):
+        return self.label.version if self.label else 0
+
+    @property
+    def number(self):
+        return self.claim.position + 1
+
+    @cached_property
     def url(self):  # every control of the row posts here
-        return reverse("workspace_label", args=[self.assignment_id, self.claim.pk])
+        return SafeString(reverse("workspace_label", args=[self.assignment_id, self.claim.pk]))
 
     @property
     def blocks_submit(self):

@@ -15,11 +15,9 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotations.guidelines.gate import guidelines_for, guidelines_gate
 from annotations.models import Assignment
 from annotations.workspace import selectors, services
-from audit.models import Verdict
 from audit.roles import annotator_required, lead_required
 
 PAGE = "workspace/workspace.html"
-VERDICTS = [(v.value, v.label, str(i)) for i, v in enumerate(Verdict, start=1)]
 
 
 def owned(*methods):
@@ -48,7 +46,6 @@ def _ctx(assignment, **extra):
         "audit": audit,
         "answer": assignment.audit_answer.answer,
         "locked": locked,
-        "verdicts": VERDICTS,
         "flag_names": selectors.FLAG_NAMES,
         **extra,
     }
