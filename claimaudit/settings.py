@@ -271,11 +271,12 @@ JUDGE_TIMEOUT = envfloat("JUDGE_TIMEOUT", 120.0)
 JUDGE_BATCH_POLL_SECONDS = envfloat("JUDGE_BATCH_POLL_SECONDS", 30.0)
 # A run with no heartbeat for this long is shown as stalled and may be resumed.
 JUDGE_STALL_SECONDS = envint("JUDGE_STALL_SECONDS", 120)
-# USD per million tokens: input, output, cache write (5 min), cache read.
+# USD per million tokens: input, output, cache write for 5 minutes (1.25x input) and for 1 hour (2x input),
+# cache read (0.1x input). The Batch API bills half of each.
 JUDGE_PRICES = {
-    "claude-opus-5-5": {"input": 15.0, "output": 75.0, "cache_write": 18.75, "cache_read": 1.5},
-    "claude-sonnet-5-5": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.3},
-    "claude-haiku-5-5": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_read": 0.1},
+    "claude-opus-5-5": {"input": 15.0, "output": 75.0, "cache_write": 18.75, "cache_write_1h": 30.0, "cache_read": 1.5},
+    "claude-sonnet-5-5": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_write_1h": 6.0, "cache_read": 0.3},
+    "claude-haiku-5-5": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_write_1h": 2.0, "cache_read": 0.1},
 }
 # The shortest prefix (tokens) each model caches, from the prompt-caching documentation: a shorter one is
 # sent uncached at the input price. Models not listed are taken to need the largest of these.

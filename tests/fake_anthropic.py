@@ -9,11 +9,13 @@ as raw text, e.g. malformed JSON) or a FakeError (an HTTP error status). Run sta
 It caches like the API's prompt caching: the prefix up to the last block with cache_control (tokens
 counted as characters / 4) is cached only when at least `min_cache_tokens[model]` long, and readable
 only once the first response that wrote it has begun (here: is being sent); until then every request
-with that prefix writes it again. It bills like the API: every reply it produced is in `billed` (kind,
-what it was about, usage), whether or not the client was still there to read it; a reply longer than
-the request's max_tokens is cut there (stop_reason "max_tokens"). A `Gate` decides when a test's
-"kill" happens: it answers the first N calls and holds every later one until released, so a test can
-stop the run after exactly N stored results.
+with that prefix writes it again. A write is for the breakpoint's ttl ("5m" unless it says "1h"; the fake
+keeps entries forever), billed at that ttl's price and reported by ttl in usage.cache_creation, as newer
+API versions do (not when `report_ttl` is False, as older ones). It bills like the API: every reply it
+produced is in `billed` (kind, what it was about, usage, batch or not, the ttl of its cacheable prefix),
+whether or not the client was still there to read it; a reply longer than the request's max_tokens is
+cut there (stop_reason "max_tokens"). A `Gate` decides when a test's "kill" happens: it answers the first
+N calls and holds every later one until released, so a test can stop the run after exactly N stored results.
 """
 
 import argparse
@@ -101,8 +103,9 @@ def default_handler(kind, body):
 
 
 class FakeAnthropic:
-    def __init__(self, *, delay=0.0, handler=None, batch_polls=1, min_cache_tokens=None):
+    def __init__(self, *, delay=0.0, handler=None, batch_polls=1, min_cache_tokens=None, report_ttl=True):
         self.delay, self.handler, self.batch_polls = delay, handler or default_handler, batch_polls
+        self.report_ttl = report_ttl
         self.min_cache_tokens = min_cache_tokens or {}
         self.events = []  # ("arrive" | "reply", prefix key or None): the order the cache depends on
         self.requests, self.script, self.batches = [], deque(), {}
@@ -149,13 +152,17 @@ class FakeAnthropic:
 
     def bill(self, prices, start=0, end=None):
         """Tokens by usage field and dollars (prices: USD per million tokens) of billed[start:end];
-        batch replies at half price."""
+        batch replies at half price. cache_write counts every write, the 1-hour ones at cache_write_1h."""
         tokens, usd = dict.fromkeys(("input", "output", "cache_write", "cache_read"), 0), 0.0
         with self.lock:
             for entry in self.billed[start:end]:
-                for k, v in entry["usage"].items():
-                    tokens[k] += v
-                    usd += v * prices[k] / 1e6 * (0.5 if entry["batch"] else 1.0)
+                u = entry["usage"]
+                one_hour = u["cache_write"] if entry["ttl"] == "1h" else 0
+                for k in tokens:
+                    tokens[k] += u[k]
+                dollars = sum(u[k] * prices[k] for k in tokens) - one_hour * prices["cache_write"]
+                dollars += one_hour * prices["cache_write_1h"] if one_hour else 0
+                usd += dollars / 1e6 * (0.5 if entry["batch"] else 1.0)
         return tokens, usd
 
     # -- replies
@@ -169,20 +176,21 @@ class FakeAnthropic:
         return self.message(body, text, batch)
 
     def prefix(self, body):
-        """(key, tokens) of the cacheable prefix, or (None, 0): no breakpoint, or under the minimum."""
+        """(key, tokens, ttl) of the cacheable prefix, or (None, 0, None): no breakpoint, or under the minimum."""
         system = body.get("system", "")
         blocks = system if isinstance(system, list) else []
         marked = [i for i, b in enumerate(blocks) if b.get("cache_control")]
         if not marked:
-            return None, 0
+            return None, 0, None
         head = blocks[: marked[-1] + 1]
         tokens = sum(len(b["text"]) for b in head) // 4
         if tokens < self.min_cache_tokens.get(body["model"], 0):
-            return None, 0
-        return hashlib.sha256(json.dumps([body["model"], head], sort_keys=True).encode()).hexdigest(), tokens
+            return None, 0, None
+        key = hashlib.sha256(json.dumps([body["model"], head], sort_keys=True).encode()).hexdigest()
+        return key, tokens, head[-1]["cache_control"].get("ttl", "5m")
 
     def message(self, body, text, batch=False):
-        key, cached = self.prefix(body)
+        key, cached, ttl = self.prefix(body)
         system = body.get("system", "")
         everything = (len(system) if isinstance(system, str) else sum(len(b["text"]) for b in system)) // 4
         everything += len(json.dumps(body["messages"])) // 4
@@ -197,9 +205,17 @@ class FakeAnthropic:
             "cache_write": 0 if hit else cached,
             "cache_read": cached if hit else 0,
         }
+        one_hour = usage["cache_write"] if ttl == "1h" else 0
+        split = {"ephemeral_5m_input_tokens": usage["cache_write"] - one_hour, "ephemeral_1h_input_tokens": one_hour}
         with self.lock:
             self.billed.append(
-                {"kind": kind_of(body), "about": body["messages"][0]["content"], "usage": usage, "batch": batch}
+                {
+                    "kind": kind_of(body),
+                    "about": body["messages"][0]["content"],
+                    "usage": usage,
+                    "batch": batch,
+                    "ttl": ttl,  # of the cache write, None without a cacheable breakpoint
+                }
             )
             if key:  # the response begins now: later requests can read the prefix
                 self.readable.add(key)
@@ -217,6 +233,7 @@ class FakeAnthropic:
                 "output_tokens": usage["output"],
                 "cache_creation_input_tokens": usage["cache_write"],
                 "cache_read_input_tokens": usage["cache_read"],
+                **({"cache_creation": split} if self.report_ttl else {}),
             },
         }
 

@@ -2,6 +2,7 @@
 
 import random
 import re
+from collections import Counter
 
 import pytest
 from django.conf import settings
@@ -16,6 +17,8 @@ from tests.fake_anthropic import FakeAnthropic, claim_of, passages_of
 from tests.judge_helpers import fake_server, make_judged_answer
 
 pytestmark = pytest.mark.django_db
+
+WRITE_1H_PRICE = 6.0  # claude-sonnet-5-5: 2 x $3/M input
 
 WORDS = [
     "river",
@@ -96,6 +99,40 @@ def test_it_estimates_the_fake_bill_within_ten_percent_on_a_realistic_mix():
     assert est["output_tokens"] == pytest.approx(tokens["output"], rel=0.10)
     assert 0 < est["uncacheable_answers"] < Answer.objects.count()  # the mix has both kinds
     assert est["usd_uncached"] > est["usd_cached"]
+
+
+def test_it_estimates_the_fake_bill_of_a_batch_run_within_ten_percent():
+    dataset = realistic_mix(seed=11)
+    rng = random.Random(5)
+    for a in range(4):  # one claim and a cacheable source: a batch sends it without a breakpoint
+        text = sentence(rng, f"one{a}")
+        passages = [("doc-0", text + " " + " ".join(sentence(rng, "x") for _ in range(80)))]
+        answer = make_judged_answer(dataset, text=text, passages=passages, external_id=f"one{a}")
+        if a % 2:
+            Claim.objects.create(answer=answer, position=0, text=text, origin=ClaimOrigin.IMPORTED)
+    with (
+        FakeAnthropic(handler=realistic_handler, min_cache_tokens=settings.JUDGE_MIN_CACHE_TOKENS) as fake,
+        override_settings(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test-key", JUDGE_BATCH_POLL_SECONDS=0.01),
+    ):
+        run = services.judge_run_create(dataset=dataset, use_batch=True)
+        services.judge_run_execute(run.pk)
+        run.refresh_from_db()
+        tokens, usd = fake.bill(settings.JUDGE_PRICES[settings.JUDGE_MODEL])
+    est = run.estimate
+    assert run.status == "done" and not run.items_failed and est["batch"] and est["cache_ttl"] == "1h"
+    assert {e["ttl"] for e in fake.billed if e["usage"]["cache_write"]} == {"1h"}
+    calls = sum(len(r["body"]["requests"]) for r in fake.requests if r["path"] == "/v1/messages/batches")
+    assert est["calls"] == pytest.approx(calls, rel=0.10)
+    assert est["usd_cached"] == pytest.approx(usd, rel=0.10)
+    assert est["cache_write_tokens"] == pytest.approx(tokens["cache_write"], rel=0.10)
+    assert est["cache_read_tokens"] == pytest.approx(tokens["cache_read"], rel=0.10)
+    lines = "\n".join(est["lines"])
+    assert f"1-hour cache write x ${WRITE_1H_PRICE}/M" in lines and "$3.75/M" not in lines  # not the 5-minute price
+    batches = [r["body"]["requests"] for r in fake.requests if r["path"] == "/v1/messages/batches"]
+    per_source = Counter(str(q["params"]["system"]) for b in batches for q in b if q["custom_id"].startswith("v-"))
+    lone = sum(n < 3 for n in per_source.values())  # answers with one or two verify requests: sent uncached
+    said = re.search(r"(\d+) answers with fewer than 3 claims send theirs uncached", lines)
+    assert lone >= 4 and said and abs(int(said[1]) - lone) <= 1  # expected claims of undecomposed answers, rounded
 
 
 def test_it_shows_the_arithmetic_of_a_cached_source():

@@ -6,10 +6,14 @@ polls and collects the batches it has instead of submitting again; collecting sk
 stored. Storage and the evidence guard are the same as in the direct mode (store.py).
 
 Caching in batches: the documentation promises cache hits only on a best-effort basis (requests of a
-batch run in any order and concurrently), so no call waits for another; it suggests the 1-hour cache
-duration for batches, which this module does not use yet (a 1-hour write costs 2x input, not 1.25x)."""
+batch run in any order and concurrently, over up to 24 hours), so no call waits for another, and it
+suggests the 1-hour cache duration for batches with shared context. The verify requests of an answer with
+three or more of them and a cacheable prefix ask for the 1-hour cache; an answer with fewer gets no
+breakpoint at all (cache_ttl, which gives the arithmetic). Collecting counts the answers whose
+prefix the API did not cache."""
 
 import time
+from collections import Counter
 
 from django.conf import settings
 from django.db import transaction
@@ -19,6 +23,40 @@ from audit.judge.store import load_states
 from audit.models import Claim, JudgeRun
 
 BATCH_DISCOUNT = 0.5
+BATCH_TTL = "1h"
+MIN_CACHED_CALLS = 3  # verify requests of one answer that get a breakpoint: where the 1-hour entry pays
+
+
+def cache_ttl(calls, cacheable):
+    """The cache breakpoint of an answer's verify requests in a batch: BATCH_TTL when its prefix is
+    cacheable (LLMJudge.cacheable) and the batch holds at least MIN_CACHED_CALLS of them, else None (none).
+
+    Why: a batch's requests run in any order, possibly hours apart, so a 5-minute entry may be gone before
+    a sibling runs (which then writes it again at 1.25x input); a 1-hour entry (2x input to write, 0.1x to
+    read) outlives most batches. A lone request would write an entry nobody reads (2x instead of 1x): no
+    breakpoint. Against sending the prefix uncached (1x per request), n requests sharing a 1-hour entry cost
+    2 + 0.1 (n - 1) times the prefix: 0.1x more than uncached at n = 2 even when the sibling reads it, so
+    only from n = 3 (2.2x against 3x) does the breakpoint pay."""
+    return BATCH_TTL if cacheable and calls >= MIN_CACHED_CALLS else None
+
+
+def verify_context(judge, st):
+    """The answer's verify system blocks, with the breakpoint cache_ttl chooses."""
+    ttl = cache_ttl(len(st.todo_claims), judge.cacheable(judge.verify_context(st.passages)))
+    return judge.verify_context(st.passages, ttl)
+
+
+def count_uncached(run, judge, states, calls, usages):
+    """calls: {answer id: its verify requests in the batch}; usages: {answer id: [usage of each result
+    stored now]}. Like the direct mode (runner.release), an answer counts as too short to cache when it
+    was billed and nothing was written or read although a breakpoint was sent, or its prefix is surely
+    under the minimum; a lone request sent without a breakpoint says nothing."""
+    for answer_id, used in usages.items():
+        billed = any(u["input"] or u["output"] for u in used)
+        cached = any(u["cache_write"] or u["cache_read"] for u in used)
+        surely_short = not judge.cacheable(judge.verify_context(states[answer_id].passages))
+        if billed and not cached and (calls[answer_id] >= MIN_CACHED_CALLS or surely_short):
+            run.uncached_answers += 1
 
 
 def custom_id(item):
@@ -41,6 +79,7 @@ def run_batches(run, judge, rec, answer_ids, progress, retry_failed):
                 if stage == "decompose":
                     items = [Item(stage, st, None, judge.decompose_params(st.text))] if st.needs_decompose else []
                 else:
+                    st.context = verify_context(judge, st) if st.todo_claims else None
                     items = verify_items(judge, st, st.todo_claims, lead=False)
                 for item in items:
                     est = budget.estimate(item)
@@ -67,14 +106,16 @@ def collect(run, judge, rec, entry, progress):
         if progress:
             progress(run)
         time.sleep(poll)
-    results = list(judge.batch_results(entry["id"], stage_of))
+    # BATCH_TTL: the only ttl a request of these batches asks for (a request without a breakpoint writes nothing)
+    results = list(judge.batch_results(entry["id"], stage_of, lambda cid: BATCH_TTL))
     ids = [int(cid.split("-", 1)[1]) for cid, _ in results]
     if entry["stage"] == "decompose":
         answer_of = {i: i for i in ids}
     else:
         answer_of = dict(Claim.objects.filter(id__in=ids).values_list("id", "answer_id"))
     states = {st.id: st for st in load_states(run, sorted(set(answer_of.values())), retry_failed=True)}
-    verdicts = []
+    calls = Counter(answer_of.get(key) for key in ids)
+    verdicts, usages = [], {}
     with transaction.atomic():
         for (_cid, outcome), key in zip(results, ids, strict=True):
             st = states.get(answer_of.get(key))
@@ -83,6 +124,8 @@ def collect(run, judge, rec, entry, progress):
             ):
                 continue  # stored by an earlier collection of this batch, or the answer is gone
             rec.add_usage(outcome.usage)
+            if entry["stage"] == "verify":
+                usages.setdefault(st.id, []).append(outcome.usage)
             if not outcome.ok:
                 rec.store_failure(st, entry["stage"], None if entry["stage"] == "decompose" else key, outcome)
             elif entry["stage"] == "decompose":
@@ -90,6 +133,7 @@ def collect(run, judge, rec, entry, progress):
             else:
                 verdicts.append((st, key, outcome.data))
         rec.store_verdicts(verdicts)
+        count_uncached(run, judge, states, calls, usages)
         entry["collected"] = True
         run.status, run.message = JudgeRun.Status.RUNNING, ""
         rec.flush(force=True)  # the usage and "collected" are committed with the results

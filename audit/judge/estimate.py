@@ -12,8 +12,10 @@ The verify replies' evidence and reason are expected as long as the stored verdi
 long and REASON_CHARS. Caching as the API does it: the prefix through the last cache breakpoint is
 cached when it reaches the model's JUDGE_MIN_CACHE_TOKENS; an answer's first verify call writes it (1.25x
 input) and its other verify calls read it (0.1x), which they can when they wait for the first reply (and
-come within the cache's 5 minutes). Wall time: SECONDS_PER_CALL plus the reply at OUTPUT_TOKENS_PER_SECOND,
-JUDGE_CONCURRENCY calls at once, and at least the longest answer's chain (decompose, first verify, rest).
+come within the cache's 5 minutes). In batch mode (batch.cache_ttl) the write is for 1 hour (2x input) and
+an answer with fewer than batch.MIN_CACHED_CALLS claims (expected claims rounded) sends its source uncached.
+Wall time: SECONDS_PER_CALL plus the reply at OUTPUT_TOKENS_PER_SECOND, JUDGE_CONCURRENCY calls at once,
+and at least the longest answer's chain (decompose, first verify, rest).
 """
 
 import json
@@ -24,7 +26,8 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Length
 
 from audit.judge import prompts, rubric
-from audit.judge.batch import BATCH_DISCOUNT
+from audit.judge.batch import BATCH_DISCOUNT, BATCH_TTL, MIN_CACHED_CALLS, cache_ttl
+from audit.judge.store import one_hour_write_price
 from audit.models import Answer, Claim, JudgeVerdict, JudgeVersion, Passage
 
 CHARS_PER_TOKEN = 4
@@ -54,6 +57,7 @@ class Estimate:
     cache_read_tokens: int = 0
     output_tokens: int = 0
     uncacheable_answers: int = 0
+    cache_ttl: str = "5m"  # the cache writes' lifetime, which sets their price
     usd_uncached: float = 0.0
     usd_cached: float = 0.0
     wall_seconds: float = 0.0
@@ -155,7 +159,8 @@ def _current_version_id(spec):
 
 def _add_calls(est, rows, sh, stored_reply):
     minimum = _min_cache(est.model)
-    chain, decompose_calls, verify_calls = 0.0, 0, 0
+    est.cache_ttl = BATCH_TTL if est.batch else "5m"
+    chain, decompose_calls, verify_calls, lone = 0.0, 0, 0, 0
     prefix_total, user_total = 0, 0
     for chars, _q, n_pass, pass_chars, n_claims, n_todo, todo_chars in rows:
         chain_d = 0.0
@@ -181,7 +186,10 @@ def _add_calls(est, rows, sh, stored_reply):
         est.input_tokens += round(user * k)
         reply = tokens(sh.verify_reply + (stored_reply if stored_reply is not None else per_claim + REASON_CHARS))
         est.output_tokens += round(reply * k)
-        if prefix >= minimum:
+        if prefix >= minimum and est.batch and cache_ttl(round(k), True) is None:  # too few claims to cache
+            lone += 1
+            est.input_tokens += round(prefix * k)
+        elif prefix >= minimum:
             est.cache_write_tokens += prefix
             est.cache_read_tokens += round(prefix * (k - 1))
         else:
@@ -193,7 +201,7 @@ def _add_calls(est, rows, sh, stored_reply):
     est.wall_seconds = max(
         chain, (est.calls * SECONDS_PER_CALL + total_out / OUTPUT_TOKENS_PER_SECOND) / est.concurrency
     )
-    est.lines = _arithmetic(est, decompose_calls, verify_calls, prefix_total, user_total, minimum)
+    est.lines = _arithmetic(est, decompose_calls, verify_calls, prefix_total, user_total, minimum, lone)
 
 
 def _min_cache(model):
@@ -243,12 +251,17 @@ def _price(est, prices):
         est.lines.append(f"No prices for model {est.model} in JUDGE_PRICES: dollars not estimated.")
         return
     d = BATCH_DISCOUNT if est.batch else 1.0
+    write, write_name = (
+        (one_hour_write_price(prices), "1-hour cache write")
+        if est.cache_ttl == "1h"
+        else (prices["cache_write"], "cache write")
+    )
     inp = est.input_tokens + est.cache_write_tokens + est.cache_read_tokens
     est.usd_uncached = (inp * prices["input"] + est.output_tokens * prices["output"]) / 1e6 * d
     est.usd_cached = (
         (
             est.input_tokens * prices["input"]
-            + est.cache_write_tokens * prices["cache_write"]
+            + est.cache_write_tokens * write
             + est.cache_read_tokens * prices["cache_read"]
             + est.output_tokens * prices["output"]
         )
@@ -259,13 +272,13 @@ def _price(est, prices):
     est.lines += [
         f"uncached: {inp:,} input tokens x ${prices['input']}/M + {est.output_tokens:,} output x "
         f"${prices['output']}/M{batch} = ${est.usd_uncached:,.4f}",
-        f"with caching: {est.input_tokens:,} x ${prices['input']}/M + {est.cache_write_tokens:,} cache write x "
-        f"${prices['cache_write']}/M + {est.cache_read_tokens:,} cache read x ${prices['cache_read']}/M + "
+        f"with caching: {est.input_tokens:,} x ${prices['input']}/M + {est.cache_write_tokens:,} {write_name} x "
+        f"${write}/M + {est.cache_read_tokens:,} cache read x ${prices['cache_read']}/M + "
         f"{est.output_tokens:,} output x ${prices['output']}/M{batch} = ${est.usd_cached:,.4f}",
     ]
 
 
-def _arithmetic(est, decompose_calls, verify_calls, prefix_total, user_total, minimum):
+def _arithmetic(est, decompose_calls, verify_calls, prefix_total, user_total, minimum, lone):
     avg_prefix = prefix_total / verify_calls if verify_calls else 0
     avg_user = user_total / verify_calls if verify_calls else 0
     lines = [
@@ -275,9 +288,14 @@ def _arithmetic(est, decompose_calls, verify_calls, prefix_total, user_total, mi
         f"{decompose_calls:,} decompose + {verify_calls:,.0f} verify = {est.calls:,} calls",
         f"{verify_calls:,.0f} verify calls x {avg_prefix:,.0f}-token source (instructions + passages) = "
         f"{prefix_total:,.0f} tokens, + {avg_user:,.0f}-token claim each = {user_total:,.0f} tokens",
-        f"cache: {est.cache_write_tokens:,} tokens written (first verify of an answer), {est.cache_read_tokens:,} "
-        f"read (its other verifies); {est.uncacheable_answers:,} answers' sources under the "
-        f"{minimum:,}-token minimum are not cached",
+        f"cache: {est.cache_write_tokens:,} tokens written{' for 1 hour' if est.cache_ttl == '1h' else ''} (first "
+        f"verify of an answer), {est.cache_read_tokens:,} read (its other verifies); {est.uncacheable_answers:,} "
+        f"answers' sources under the {minimum:,}-token minimum are not cached"
+        + (
+            f"; {lone:,} answers with fewer than {MIN_CACHED_CALLS} claims send theirs uncached (too few to read it)"
+            if est.batch
+            else ""
+        ),
         f"output: {est.output_tokens:,} tokens (decompose: the claims' JSON; verify: verdict, evidence, reason)",
         f"wall time: {est.calls:,} calls x {SECONDS_PER_CALL:g} s + {est.output_tokens:,} output tokens / "
         f"{OUTPUT_TOKENS_PER_SECOND:g} per s, {est.concurrency} at once = about {est.wall_seconds:,.0f} s"

@@ -52,18 +52,27 @@ def make_client():
     return _clients[key]
 
 
-def _usage(u):
+def _usage(u, ttl="5m"):
+    """cache_write is every token written to the cache; cache_write_1h the part written for an hour (billed
+    at the 1-hour price): the API's breakdown when it gives one, else the request's ttl decides."""
+    write = u.cache_creation_input_tokens or 0
+    split = getattr(u, "cache_creation", None)  # the breakdown by ttl; older API versions send none
+    one_hour = write if ttl == "1h" else 0
+    if split is not None:
+        one_hour = split.ephemeral_1h_input_tokens or 0
     return {
         "input": u.input_tokens or 0,
         "output": u.output_tokens or 0,
-        "cache_write": u.cache_creation_input_tokens or 0,
+        "cache_write": write,
+        "cache_write_1h": one_hour,
         "cache_read": u.cache_read_input_tokens or 0,
     }
 
 
-def outcome_from_message(stage, message):
+def outcome_from_message(stage, message, ttl="5m"):
+    """ttl: what the request's cache breakpoint asked for (prompts.cache_ttl)."""
     raw = "".join(b.text for b in message.content if getattr(b, "type", "") == "text")
-    usage = _usage(message.usage)
+    usage = _usage(message.usage, ttl)
     if message.stop_reason in ("max_tokens", "refusal"):
         return Outcome(raw=raw, usage=usage, error=f"model stopped: {message.stop_reason}")
     try:
@@ -120,9 +129,9 @@ def call_with_retries(call):
             time.sleep(backoff(exc, attempt))
 
 
-def _create_outcome(stage, call):
+def _create_outcome(stage, call, ttl):
     result = call_with_retries(call)
-    return result if isinstance(result, Outcome) else outcome_from_message(stage, result)
+    return result if isinstance(result, Outcome) else outcome_from_message(stage, result, ttl)
 
 
 class LLMJudge:
@@ -138,8 +147,8 @@ class LLMJudge:
     def decompose_params(self, answer_text):
         return prompts.decompose_params(self.spec, answer_text)
 
-    def verify_context(self, passages):
-        return prompts.verify_system_blocks(self.spec, passages)
+    def verify_context(self, passages, ttl="5m"):
+        return prompts.verify_system_blocks(self.spec, passages, ttl)
 
     def verify_params(self, context, claim_text):
         return prompts.verify_params(self.spec, context, claim_text)
@@ -155,7 +164,8 @@ class LLMJudge:
 
     def call(self, stage, params):
         timeout = call_timeout(params["max_tokens"])
-        return _create_outcome(stage, lambda: self.client.messages.create(**params, timeout=timeout))
+        ttl = prompts.cache_ttl(params)
+        return _create_outcome(stage, lambda: self.client.messages.create(**params, timeout=timeout), ttl)
 
     def batch_submit(self, requests):
         """requests: [(custom_id, params)] -> batch id."""
@@ -172,15 +182,17 @@ class LLMJudge:
         batch = call_with_retries(lambda: self.client.messages.batches.retrieve(batch_id))
         return not isinstance(batch, Outcome) and batch.processing_status == "ended"  # failed: poll again
 
-    def batch_results(self, batch_id, stage_of):
-        """Yields (custom_id, Outcome); stage_of(custom_id) names the parser to use."""
+    def batch_results(self, batch_id, stage_of, ttl_of=lambda custom_id: "5m"):
+        """Yields (custom_id, Outcome); stage_of(custom_id) names the parser to use, ttl_of(custom_id) the
+        cache ttl its request asked for (bills the write when the API does not break it down by ttl)."""
         items = call_with_retries(lambda: list(self.client.messages.batches.results(batch_id)))
         if isinstance(items, Outcome):  # the run stops; a resume collects the same batch again
             raise FatalJudgeError(f"results of batch {batch_id} not read: {items.error}")
         for item in items:
             result = item.result
             if result.type == "succeeded":
-                yield item.custom_id, outcome_from_message(stage_of(item.custom_id), result.message)
+                cid = item.custom_id
+                yield cid, outcome_from_message(stage_of(cid), result.message, ttl_of(cid))
             elif result.type == "errored":
                 err = getattr(result.error, "error", None)
                 yield (

@@ -2,7 +2,8 @@
 
 from dataclasses import dataclass, field
 
-ZERO_USAGE = {"input": 0, "output": 0, "cache_write": 0, "cache_read": 0}
+# cache_write counts every token written to the cache, cache_write_1h the part of them written for an hour.
+ZERO_USAGE = {"input": 0, "output": 0, "cache_write": 0, "cache_write_1h": 0, "cache_read": 0}
 
 
 @dataclass

@@ -119,14 +119,28 @@ def decompose_params(spec, answer_text):
     }
 
 
-def verify_system_blocks(spec, passages):
-    """passages: [(external_id, text)]. The last block carries the cache breakpoint; the blocks depend
-    only on the spec and the passages, so every claim of one answer sends byte-identical system text."""
+def cache_control(ttl):
+    """The breakpoint asking the API to cache the prefix for ttl: "5m" (its default, sent without a ttl,
+    billed 1.25x input to write) or "1h" (billed 2x input to write)."""
+    return {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
+
+
+def cache_ttl(params):
+    """The ttl a request's last cache breakpoint asks for ("5m" or "1h"), or None when it has none."""
+    system = params.get("system")
+    marks = [b["cache_control"] for b in system if b.get("cache_control")] if isinstance(system, list) else []
+    return marks[-1].get("ttl", "5m") if marks else None
+
+
+def verify_system_blocks(spec, passages, ttl="5m"):
+    """passages: [(external_id, text)]. The last block carries the cache breakpoint (none when ttl is None;
+    a ttl changes no verdict, so it is not in the spec); the blocks depend only on the spec, the passages and
+    the ttl, so every claim of one answer sends byte-identical system text."""
     body = "\n\n".join(spec["verify_passage_format"].format(id=pid, text=text) for pid, text in passages)
-    return [
-        {"type": "text", "text": spec["verify_system"]},
-        {"type": "text", "text": f"<passages>\n{body}\n</passages>", "cache_control": {"type": "ephemeral"}},
-    ]
+    last = {"type": "text", "text": f"<passages>\n{body}\n</passages>"}
+    if ttl:
+        last["cache_control"] = cache_control(ttl)
+    return [{"type": "text", "text": spec["verify_system"]}, last]
 
 
 def verify_params(spec, system_blocks, claim_text):

@@ -20,10 +20,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from audit.judge import prompts
 from audit.judge.offline import OfflineJudge
 from audit.judge.outcome import FatalJudgeError
 from audit.judge.rubric import OfflineRubricJudge
-from audit.judge.store import AnswerState, LeaseLost, Recorder, load_states, scope_answer_ids
+from audit.judge.store import AnswerState, LeaseLost, Recorder, load_states, one_hour_write_price, scope_answer_ids
 from audit.models import JudgeRun
 
 CHUNK = 200  # answers loaded per query round
@@ -97,8 +98,8 @@ class Budget:
     """Stops before a call that could take spending past the limit: spent + the worst case of every call
     in flight + this call's worst case. Worst case: one token per byte of the request (a token is at least
     one byte of text; the JSON also counts the schema the API turns into instructions), all of it at the
-    cache write price, plus max_tokens of output. A call whose bill is unknown (it timed out after the
-    request went out) keeps its worst case reserved for the rest of the execution."""
+    cache write price of the ttl it asks for, plus max_tokens of output. A call whose bill is unknown (it
+    timed out after the request went out) keeps its worst case reserved for the rest of the execution."""
 
     def __init__(self, run, recorder):
         self.run, self.rec = run, recorder
@@ -130,7 +131,8 @@ def call_worst_case(params, prices, discount=1.0):
     prices = prices or {"input": 0, "output": 0, "cache_write": 0}
     tokens_in = len(json.dumps(params).encode()) + OVERHEAD_TOKENS
     tokens_out = params["max_tokens"]
-    usd = (tokens_in * max(prices["input"], prices["cache_write"]) + tokens_out * prices["output"]) / 1e6
+    write = one_hour_write_price(prices) if prompts.cache_ttl(params) == "1h" else prices["cache_write"]
+    usd = (tokens_in * max(prices["input"], write) + tokens_out * prices["output"]) / 1e6
     return tokens_in + tokens_out, usd * discount
 
 

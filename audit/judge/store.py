@@ -107,6 +107,24 @@ def load_states(run, answer_ids, *, retry_failed=False):
     return states
 
 
+def one_hour_write_price(prices):
+    """The 1-hour cache write price: JUDGE_PRICES' own, else the documented 2x input (older settings)."""
+    return prices.get("cache_write_1h", 2 * prices["input"])
+
+
+def usage_usd(usage, prices):
+    """Dollars of one call's usage at list prices. Of the tokens written to the cache (cache_write), those
+    written for an hour (cache_write_1h) cost the 1-hour price (2x input), the rest the 5-minute one."""
+    one_hour = usage.get("cache_write_1h", 0)
+    return (
+        usage["input"] * prices["input"]
+        + usage["output"] * prices["output"]
+        + (usage["cache_write"] - one_hour) * prices["cache_write"]
+        + one_hour * one_hour_write_price(prices)
+        + usage["cache_read"] * prices["cache_read"]
+    ) / 1e6
+
+
 class Recorder:
     """Counters, usage and cost on the run row, and the writes of results and failures."""
 
@@ -129,7 +147,7 @@ class Recorder:
     def cost(self, usage):
         if not self.prices:
             return 0.0
-        return sum(usage[k] * self.prices[k] for k in usage) / 1e6 * self.discount
+        return usage_usd(usage, self.prices) * self.discount
 
     def add_usage(self, usage):
         r = self.run
