@@ -1,12 +1,20 @@
 """The shapes teams already have, turned into the native record before validation (parse.normalise).
 
 Formats: `native` (id, question, answer, passages, ...), `ragas` evaluation samples (user_input, response,
-retrieved_contexts, optional reference), `deepeval` test cases (input, actual_output, retrieval_context),
-`langchain` chain outputs (input/question/query, answer/result/output, context/source_documents of
-documents), and `mapping` (any shape, through `target=source` pairs such as `question=prompt` or
-`passage.text=content`; a source may be a dotted path into nested objects). `auto` detects the format of
-each record from its fields. In every format a passage may be a plain string or a LangChain-style document
-(page_content, metadata with id/source/title/url/...); fields with no native home end up in `meta`.
+retrieved_contexts, optional reference), `deepeval` test cases and goldens (input, actual_output or
+actualOutput, retrieval_context or retrievalContext; a list DeepEval's save_as wrote as one string joined
+with "|" is split again), `langchain` chain outputs (input/question/query, answer/result/output,
+context/source_documents of documents), also as a LangSmith run (the same fields under `inputs` and
+`outputs`, start_time as created_at), and `mapping` (any shape, through `target=source` pairs such as
+`question=prompt` or `passage.text=content`; a source may be a dotted path into nested objects and lists,
+e.g. `observations.0.output`). `auto` detects the format of each record from its fields. In every format a
+passage may be a plain string or a LangChain-style document (page_content, metadata with
+id/source/title/url/..., also as LangChain serialises it: {"lc": 1, "kwargs": {...}}).
+
+A field with a native name (id, created_at, meta, claims, ...) keeps its meaning unless the shape takes that
+native field from another one: then it goes into `meta`. The fields a shape takes are left out of `meta`,
+down to the leaf of a dotted path (what else `inputs` holds stays, `inputs.question` does not), so nothing
+is stored twice; every other field ends up in `meta`.
 
 A record or passage without an id gets a stable one derived from its content, so importing the same file
 twice is a no-op. Errors name the field as the file spells it (`user_input`, not `question`).
@@ -23,19 +31,44 @@ TARGETS = (*NATIVE_KEYS, *PASSAGE_TARGETS)
 # Each named shape: native field -> the field its tool writes (the first present of several).
 SHAPES = {
     "ragas": {"question": ("user_input",), "answer": ("response",), "passages": ("retrieved_contexts",)},
-    "deepeval": {"question": ("input",), "answer": ("actual_output",), "passages": ("retrieval_context",)},
-    "langchain": {
-        "question": ("input", "question", "query"),
-        "answer": ("answer", "result", "output"),
-        "passages": ("context", "source_documents", "documents"),
+    "deepeval": {
+        "question": ("input",),
+        "answer": ("actual_output", "actualOutput"),  # a test run file spells its fields in camelCase
+        "passages": ("retrieval_context", "retrievalContext"),
+    },
+    "langchain": {  # a chain's output, or a LangSmith run (inputs, outputs, start_time)
+        "question": ("input", "question", "query", "inputs.question", "inputs.query", "inputs.input"),
+        "answer": ("answer", "result", "output", "outputs.answer", "outputs.result", "outputs.output"),
+        "passages": (
+            "context",
+            "source_documents",
+            "documents",
+            "outputs.source_documents",
+            "outputs.context",
+            "outputs.documents",
+        ),
+        "created_at": ("created_at", "start_time"),
     },
 }
 # Fields that hold JSON in a CSV cell, per shape (a cell may also hold a Python list as pandas writes it).
 CSV_JSON = {
     "native": ("passages", "claims", "meta"),
     "ragas": ("retrieved_contexts", "reference_contexts"),
-    "deepeval": ("retrieval_context", "context"),
+    "deepeval": (
+        "retrieval_context",
+        "context",
+        "tools_called",
+        "expected_tools",
+        "additional_metadata",
+        "custom_column_key_values",
+    ),
 }
+# List fields a shape's own tool may write as one string, joined with "|" (DeepEval's save_as, CSV and JSONL).
+JOINED = {"deepeval": ("retrieval_context", "context")}
+# A .json file holding one object may keep its records in a list under one of these keys (a DeepEval test
+# run: testCases; a pulled DeepEval dataset: goldens); multi-turn lists beside them are not answers.
+RECORD_LISTS = ("testCases", "test_cases", "goldens")
+MULTI_TURN = ("conversationalTestCases", "conversational_test_cases", "conversationalGoldens")
 
 
 class MappingError(ValueError):
@@ -73,20 +106,26 @@ def detect(keys):
     keys = set(keys)
     if {"user_input", "response"} <= keys:
         return "ragas"
-    if {"input", "actual_output"} <= keys:
+    if "input" in keys and keys & {"actual_output", "actualOutput"}:
         return "deepeval"
-    if "passages" not in keys and any(k in keys for k in SHAPES["langchain"]["passages"]):
+    if "passages" not in keys and (keys & set(SHAPES["langchain"]["passages"]) or {"inputs", "outputs"} <= keys):
         return "langchain"
     return "native"
 
 
 def sources(fmt, mapping, keys):
-    """native field -> the field of this record (or CSV header) that holds it."""
+    """native field -> the field of this record (or CSV header) that holds it: a name or a dotted path."""
     if fmt == "mapping":
         return {k: v for k, v in mapping.items() if k in NATIVE_KEYS}
     if fmt == "native":
         return {}
-    return {native: next((c for c in cands if c in keys), cands[0]) for native, cands in SHAPES[fmt].items()}
+    return {native: next((c for c in cands if _has(keys, c)), cands[0]) for native, cands in SHAPES[fmt].items()}
+
+
+def _has(keys, path):
+    if isinstance(keys, dict):  # a record: the path is there, even holding null (then its error names it)
+        return _get(keys, path, _GONE) is not _GONE
+    return path.split(".")[0] in keys  # a CSV header: a dotted path goes into a column of JSON
 
 
 def csv_columns(fmt, mapping, header):
@@ -97,8 +136,9 @@ def csv_columns(fmt, mapping, header):
         return fmt, ("id", "question", "answer", "passages"), CSV_JSON["native"]
     src = sources(fmt, mapping, header)
     required = tuple(src[k].split(".")[0] for k in ("question", "answer", "passages") if k in src)
-    json_cols = CSV_JSON.get(fmt, ()) + tuple(src[k].split(".")[0] for k in ("passages", "claims", "meta") if k in src)
-    return fmt, required, json_cols
+    # A mapped list or object, or a dotted path into a column, means that column's cells hold JSON.
+    nested = tuple(v.split(".")[0] for k, v in src.items() if k in ("passages", "claims", "meta") or "." in v)
+    return fmt, required, CSV_JSON.get(fmt, ()) + nested
 
 
 def to_native(obj, fmt, mapping):
@@ -107,34 +147,79 @@ def to_native(obj, fmt, mapping):
         return obj, {}
     if fmt == "auto":
         fmt = detect(obj)
+    if fmt in JOINED:
+        obj = {k: _split(v) if k in JOINED[fmt] and isinstance(v, str) else v for k, v in obj.items()}
     src = sources(fmt, mapping, obj)
     out = {} if src else dict(obj)
     if src:
-        used = {path for path in src.values() if "." not in path}
         meta = {}
-        for key, value in obj.items():
-            if key in used:
-                continue
-            (meta if key in NATIVE_KEYS else out)[key] = value  # a stray native name keeps its value in meta
+        for key, value in _rest(obj, src.values()).items():
+            (meta if key in src else out)[key] = value  # a native name the shape takes from elsewhere: meta
         for native, path in src.items():
             value = _get(obj, path)
             if value is not None:
                 out[native] = value
-        if meta:
-            own = out.get("meta")
-            out["meta"] = {**meta, **own} if isinstance(own, dict) else meta
+        _fold(out, meta)
     if "id" not in out:
         out["id"] = _derived_id("a", obj)
     out["passages"] = _passages(out.get("passages"), mapping)
     return out, src
 
 
-def _get(obj, path):
+def _fold(out, stray):
+    """Fields with a native name the shape took from elsewhere, into out's meta (its own keys win a clash)."""
+    own = out.get("meta")
+    if stray and (own is None or isinstance(own, dict)):
+        out["meta"] = {**stray, **(own or {})}
+
+
+def _split(text):
+    return text.split("|") if text else []
+
+
+_GONE = object()
+
+
+def _get(obj, path, missing=None):
     for part in path.split("."):
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(part)
+        if isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
+            obj = obj[int(part)]
+        elif isinstance(obj, dict) and part in obj:
+            obj = obj[part]
+        else:
+            return missing
     return obj
+
+
+def _rest(obj, paths):
+    """obj without what the shape takes from it: whole fields, and the leaves of dotted paths."""
+    out = dict(obj)
+    for path in paths:
+        head, _, tail = path.partition(".")
+        if head in out:
+            left = _without(out[head], tail) if tail else _GONE
+            if left is _GONE:
+                del out[head]
+            else:
+                out[head] = left
+    return out
+
+
+def _without(value, path):
+    """A copy of value (object or list) without the leaf at a dotted path; _GONE when nothing else is left."""
+    head, _, tail = path.partition(".")
+    if isinstance(value, dict) and head in value:
+        left, out = _without(value[head], tail) if tail else _GONE, dict(value)
+        if left is _GONE:
+            del out[head]
+        else:
+            out[head] = left
+        return out or _GONE
+    if isinstance(value, list) and head.isdigit() and int(head) < len(value):
+        left, out = _without(value[int(head)], tail) if tail else _GONE, list(value)
+        out[int(head)] = None if left is _GONE else left  # the other items keep their positions
+        return out
+    return value
 
 
 def _derived_id(prefix, value):
@@ -166,10 +251,13 @@ def _passage(item, mapping):
         return {"text": item}
     if not isinstance(item, dict):
         return item
+    if item.get("lc") and isinstance(item.get("kwargs"), dict) and "page_content" in item["kwargs"]:
+        item = item["kwargs"]  # LangChain's serialised form: {"lc": 1, "type": "constructor", "id": [...], "kwargs"}
     pmap = {k.split(".", 1)[1]: v for k, v in (mapping or {}).items() if k in PASSAGE_TARGETS}
     if pmap:
-        used = {path for path in pmap.values() if "." not in path}
-        p = {k: v for k, v in item.items() if k not in used and k not in pmap}
+        rest = _rest(item, pmap.values())
+        p = {k: v for k, v in rest.items() if k not in pmap}
+        _fold(p, {k: v for k, v in rest.items() if k in pmap})
         for native, path in pmap.items():
             value = _get(item, path)
             if value is not None:
@@ -195,6 +283,20 @@ def _document(doc):
     if meta:
         p["meta"] = meta
     return p
+
+
+def record_list(obj):
+    """The key of the list of records in a file that is one object (formats.RECORD_LISTS), or None."""
+    if isinstance(obj, dict):
+        return next((k for k in RECORD_LISTS if isinstance(obj.get(k), list)), None)
+    return None
+
+
+def file_fields(obj, key):
+    """(the fields that go with each record, [(field, message)]): the file's fields beside `key`, lists aside
+    (summaries such as DeepEval's metricsScores); multi-turn test cases are refused, not skipped."""
+    errors = [(k, "multi-turn test cases are not answers: not imported") for k in MULTI_TURN if obj.get(k)]
+    return {k: v for k, v in obj.items() if k != key and not isinstance(v, list)}, errors
 
 
 def renamed(errors, renames):

@@ -8,8 +8,8 @@ FORMAT_LABELS = {
     "auto": "Detect from the fields",
     "native": "Native (id, question, answer, passages)",
     "ragas": "Ragas samples (user_input, response, retrieved_contexts)",
-    "deepeval": "DeepEval test cases (input, actual_output, retrieval_context)",
-    "langchain": "LangChain output (input, answer, context documents)",
+    "deepeval": "DeepEval test cases or a test run (input, actual_output, retrieval_context)",
+    "langchain": "LangChain output or LangSmith runs (input, answer, context documents)",
     "mapping": "Field mapping (below)",
 }
 

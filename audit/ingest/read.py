@@ -1,7 +1,12 @@
 """Streaming reading of answer files (JSONL, CSV, or a JSON array), one record at a time.
 
 Every record goes through formats.to_native (the format named, or detected) before validation.
-JSONL and CSV are read with bounded memory; a JSON array file (.json) is decoded whole.
+JSONL and CSV are read with bounded memory. A .json file is a JSON array of records, one object spread over
+lines (a record, or records in a list under a key of formats.RECORD_LISTS such as a DeepEval test run's
+testCases: the file's other fields, lists aside, go with each record as its field `file`), or JSON lines;
+an array or an object is decoded whole. A CSV file's delimiter is whichever of `,` `;` and tab its header
+line holds most (Excel writes `;` in many locales). NaN and Infinity are not JSON (and a JSON column cannot
+store them): the error names the field that holds one.
 
 `read_records(reader, file_name)` yields `(line, record, errors)`: `record` is the normalised dict (see
 parse.normalise) or None when `errors` (a list of RecordError) is not empty. File-level problems
@@ -12,6 +17,7 @@ import ast
 import csv
 import hashlib
 import io
+import itertools
 import json
 
 from audit.ingest import formats
@@ -65,8 +71,8 @@ def read_records(reader, file_name, fmt="auto", mapping=None):
     lim = limits()
     stream = io.BufferedReader(reader, 1 << 20) if isinstance(reader, CountingReader) else reader
     adapt = _adapter(fmt, mapping or {}, lim)
-    if kind == "json" and _starts_array(stream):
-        yield from _json_array(stream, adapt)
+    if kind == "json":
+        yield from _json(stream, lim, adapt)
     else:
         yield from (_csv(stream, lim, fmt, mapping or {}) if kind == "csv" else _jsonl(stream, lim, adapt))
 
@@ -80,20 +86,86 @@ def _adapter(fmt, mapping, lim):
     return adapt
 
 
-def _starts_array(stream):
-    head = stream.peek(4096)[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
-    return head.startswith(b"[")
-
-
-def _json_array(stream, adapt):
-    """A JSON array of records, decoded whole; each record's line is where it starts in the file."""
+def _json(stream, lim, adapt):
+    """A .json file: an array, one object spread over lines, or JSON lines (a first line that parses)."""
+    head = stream.peek(1 << 16)[: 1 << 16].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith(b"[") and not (head.startswith(b"{") and not _json_lines(head)):
+        yield from _jsonl(stream, lim, adapt)
+        return
     try:
         text = stream.read().decode("utf-8-sig")
     except UnicodeDecodeError as e:
         yield 0, None, [RecordError(0, "", f"not valid UTF-8 (byte {e.start + 1} of the file)")]
         return
-    decoder = json.JSONDecoder(parse_constant=_no_constant)
-    pos = _skip(text, text.index("[") + 1)
+    yield from (_json_array(text, adapt) if head.startswith(b"[") else _json_object(text, adapt))
+
+
+def _json_lines(head):
+    """Whether a .json file starting with "{" is JSON lines: its first line is a whole value, or (a first
+    record cut short) its second line is a whole object. Neither is, in an object spread over lines."""
+    first, newline, rest = head.partition(b"\n")
+    second = rest.lstrip(b" \t\r\n").partition(b"\n")[0]
+    return not newline or _whole(first) is not None or isinstance(_whole(second), dict)
+
+
+def _whole(line):
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+    except RecursionError:
+        return True
+
+
+def _json_object(text, adapt):
+    """One object: a record, or records in a list under a key of formats.RECORD_LISTS."""
+    constants = _Constants()
+    try:
+        obj = json.loads(text, parse_constant=constants)
+    except json.JSONDecodeError as e:
+        yield e.lineno, None, [RecordError(e.lineno, "", f"malformed JSON: {e.msg} (column {e.colno})")]
+        return
+    except RecursionError:
+        yield 1, None, [RecordError(1, "", "malformed JSON: too deeply nested")]
+        return
+    key = formats.record_list(obj)
+    if key is None:
+        bad = constants.error(obj, 1)
+        yield (1, None, [bad]) if bad else (1, *adapt(obj, 1))
+        return
+    fields, errors = formats.file_fields(obj, key)
+    errors = [RecordError(1, f, m) for f, m in errors] + [e for e in [constants.error(fields, 1)] if e]
+    if errors:
+        yield 1, None, errors
+        return
+
+    def with_file(record, line):
+        if not fields or not isinstance(record, dict):
+            return adapt(record, line)
+        if "file" in record:
+            return None, [RecordError(line, "file", "the file's other fields go into 'file': rename the record's")]
+        return adapt({**record, "file": fields}, line)
+
+    yield from _json_array(text, with_file, _member(text, key))
+
+
+def _member(text, key):
+    """Where the value of the top-level member `key` starts, in the text of a well-formed JSON object."""
+    decoder, pos = json.JSONDecoder(), _skip(text, text.index("{") + 1)
+    while True:
+        name, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, _skip(text, pos) + 1)  # past the ':'
+        if name == key:
+            return pos
+        pos = _skip(text, _skip(text, decoder.raw_decode(text, pos)[1]) + 1)  # past the value and its ','
+
+
+def _json_array(text, adapt, start=None):
+    """A JSON array of records: the whole text, or the member of an object at `start`. Each record's line is
+    where it starts in the file."""
+    constants = _Constants()
+    decoder = json.JSONDecoder(parse_constant=constants)
+    pos = _skip(text, (text.index("[") if start is None else start) + 1)
     line, counted = 1, 0
     while pos < len(text) and text[pos] != "]":
         line, counted = line + text.count("\n", counted, pos), pos
@@ -102,7 +174,8 @@ def _json_array(stream, adapt):
         except (ValueError, RecursionError) as e:
             yield line, None, [RecordError(line, "", f"malformed JSON: {getattr(e, 'msg', 'too deeply nested')}")]
             return
-        yield (line, *adapt(obj, line))
+        bad = constants.error(obj, line)
+        yield (line, None, [bad]) if bad else (line, *adapt(obj, line))
         pos = _skip(text, end)
         if pos < len(text) and text[pos] == ",":
             pos = _skip(text, pos + 1)
@@ -110,7 +183,7 @@ def _json_array(stream, adapt):
             line += text.count("\n", counted, pos)
             yield line, None, [RecordError(line, "", "malformed JSON: expected ',' or ']' after a record")]
             return
-    if pos >= len(text) or text[pos + 1 :].strip():
+    if pos >= len(text) or (start is None and text[pos + 1 :].strip()):
         yield line, None, [RecordError(line, "", "malformed JSON: the array is not closed by a final ']'")]
 
 
@@ -121,7 +194,7 @@ def _skip(text, pos):
 
 
 def _jsonl(stream, lim, adapt):
-    line = 0
+    line, constants = 0, _Constants()
     while True:
         raw = stream.readline(lim["line_bytes"] + 1)
         if not raw:
@@ -140,12 +213,13 @@ def _jsonl(stream, lim, adapt):
         if not text.strip():
             continue
         try:
-            obj = json.loads(text, parse_constant=_no_constant)
+            obj = json.loads(text, parse_constant=constants)
         except (ValueError, RecursionError) as e:
             msg = getattr(e, "msg", str(e) or "too deeply nested")
             yield line, None, [RecordError(line, "", f"malformed JSON: {msg} (column {getattr(e, 'colno', '?')})")]
             continue
-        yield (line, *adapt(obj, line))
+        bad = constants.error(obj, line)
+        yield (line, None, [bad]) if bad else (line, *adapt(obj, line))
 
 
 class _StopLine(Exception):
@@ -168,12 +242,15 @@ def _csv_lines(stream, lim, counter):
 def _csv(stream, lim, fmt, mapping):
     csv.field_size_limit(max(lim["line_bytes"], 1 << 20))
     counter = [0]  # physical lines read so far
-    reader = csv.reader(_csv_lines(stream, lim, counter))
+    lines = _csv_lines(stream, lim, counter)
     try:
-        header = next(reader, None)
-        if header is None:
+        first = next(lines, None)
+        if first is None:
             return
+        reader = csv.reader(itertools.chain([first], lines), delimiter=_delimiter(first))
+        header = next(reader, None)
         fmt, required, json_cols = formats.csv_columns(fmt, mapping, header)
+        joined = formats.JOINED.get(fmt, ())
         adapt = _adapter(fmt, mapping, lim)
         missing = [c for c in required if c not in header]
         if missing:
@@ -193,7 +270,7 @@ def _csv(stream, lim, fmt, mapping):
             if len(row) != len(header):
                 yield line, None, [RecordError(line, "", f"{len(row)} cells, the header has {len(header)}")]
                 continue
-            obj, errors = _csv_object(dict(zip(header, row, strict=True)), line, json_cols, required)
+            obj, errors = _csv_object(dict(zip(header, row, strict=True)), line, json_cols, required, joined)
             yield (line, None, errors) if errors else (line, *adapt(obj, line))
     except _StopLine as stop:
         yield stop.error.line, None, [stop.error]
@@ -214,18 +291,63 @@ def _cell_json(value):
         return parsed
 
 
+def _delimiter(header_line):
+    return max((",", ";", "\t"), key=header_line.count)  # a tie (a one-column header) is ","
+
+
 def _no_constant(name):
     # NaN and Infinity are not JSON and cannot be stored in a JSON column (PostgreSQL refuses them).
     raise ValueError(f"{name} is not allowed")
 
 
-def _csv_object(row, line, json_cols, required):
-    """CSV cells are strings: the JSON columns are decoded, empty optional cells dropped."""
+class _Constant:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+class _Constants:
+    """parse_constant of a decoder: each NaN or Infinity becomes a marker, so the error names its field."""
+
+    def __init__(self):
+        self.seen = False
+
+    def __call__(self, name):
+        self.seen = True
+        return _Constant(name)
+
+    def error(self, obj, line):
+        """The RecordError naming the fields of obj that hold NaN or Infinity, or None; ready for the next."""
+        if not self.seen:
+            return None
+        self.seen = False
+        found, stack = [], [("", obj)]
+        while stack:
+            where, value = stack.pop()
+            if isinstance(value, _Constant):
+                found.append((value.name, where))
+            elif isinstance(value, dict):
+                stack.extend((f"{where}.{k}" if where else k, v) for k, v in reversed(value.items()))
+            elif isinstance(value, list):
+                stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+        if not found:
+            return None
+        at = ", ".join(where for _, where in found if where)
+        at = f" (in {at}: write null for a missing value)" if at else ""
+        return RecordError(line, "", f"malformed JSON: {found[0][0]} is not allowed{at}")
+
+
+def _csv_object(row, line, json_cols, required, joined=()):
+    """CSV cells are strings: the JSON columns are decoded (a `joined` one unless it holds a list), empty
+    optional cells dropped."""
     obj, errors = {}, []
     for key, value in row.items():
-        if key in json_cols:
-            if value.strip() == "" and key not in required:
-                continue
+        if key in json_cols and value.strip() == "" and key not in required:
+            continue
+        if key in joined and not value.lstrip().startswith("["):
+            obj[key] = value  # "a|b": split by formats.to_native
+        elif key in json_cols:
             try:
                 obj[key] = _cell_json(value)
             except (ValueError, RecursionError, SyntaxError, MemoryError) as e:
