@@ -148,12 +148,14 @@
   const typing = (el) => !!el && !!el.tagName && (el.isContentEditable || /^(TEXTAREA|SELECT)$/.test(el.tagName) ||
     (el.tagName === "INPUT" && !/^(checkbox|radio|button|submit|reset)$/.test(el.type)));
   /* keys(map, home): the page's one keydown handler. Shortcuts pause while typing (Escape leaves the field for home());
-   * p then digits jumps to passage n; . , Shift+arrows and / drive the cursor and the search on both pages. */
+   * p then digits jumps to passage n; . , Shift+arrows and / drive the cursor and the search on both pages; g opens
+   * the audit's guidelines (#guidelines_dialog, when the page has them; Esc closes them). */
   NS.keys = (map, home) => {
     let digits = null;
     const common = {
       ".": () => move(1), ",": () => move(-1), p: () => { digits = ""; NS.say("Passage number?"); },
       "/": () => box.focus() || box.select(),
+      g: () => { const d = document.getElementById("guidelines_dialog"); return d ? d.showModal() : false; }, // the guidelines
     };
     document.addEventListener("keydown", (ev) => {
       const t = ev.target, k = ev.key;

@@ -74,7 +74,7 @@ def test_it_shows_the_guidelines_before_the_first_answer_then_not_again(db):
     assert r.status_code == 302 and r.url == f"/label/{mine[0].pk}/"
     assert GuidelinesSeen.objects.get(user=ann, audit=audit).version == 1
     page = c.get(f"/label/{mine[0].pk}/").content.decode()
-    assert 'id="guidelines_dialog"' in page and "Read me first" in page and "guidelines-key.js" in page
+    assert 'id="guidelines_dialog"' in page and "Read me first" in page and "evidence.js" in page
     assert c.post(f"/label/guidelines/{audit.pk}/", {"next": "https://evil.example/"}).url == "/"
 
 
