@@ -97,13 +97,15 @@ class ImportOut(Schema):
     import_id: int | None
 
 
+PARQUET = "application/vnd.apache.parquet"
 BODY_DOC = {
     "requestBody": {
         "required": True,
-        "description": "A JSON array of records, or JSON lines, in any import format (see `format`).",
+        "description": "A JSON array of records, JSON lines, or a Parquet file, in any import format (see `format`).",
         "content": {
             "application/json": {"schema": {"type": "array", "items": {"type": "object"}}},
             "application/x-ndjson": {"schema": {"type": "string"}},
+            PARQUET: {"schema": {"type": "string", "format": "binary"}},
         },
     }
 }
@@ -138,7 +140,7 @@ def answers_push(
         batch = answers_import(
             body,
             dataset_name=name,
-            file_name="body.json",
+            file_name="body.parquet" if request.content_type == PARQUET else "body.json",
             user=request.auth,
             update=update,
             judge_name=judge_name,

@@ -71,6 +71,24 @@ class ImportSuccessTests(TestCase):
         self.assertEqual(counts(), before)
         self.assertEqual(ImportBatch.objects.filter(status="noop").count(), 1)
 
+    def test_it_keeps_integer_ids_as_their_decimal_strings(self):
+        ints = [{"id": 1, "text": "Paris is the capital of France."}, {"id": 2**64 - 1, "text": "About 2.1 million."}]
+        claim = {"text": "Paris is the capital.", "verdict": "supported", "passage_id": 1}
+        self.assertEqual(run(jsonl(rec(1, id=17, passages=ints, claims=[claim]), rec(2, id=-(2**63)))).created, 2)
+        a = Answer.objects.get(external_id="17")
+        self.assertEqual(list(a.passages.values_list("external_id", flat=True)), ["1", "18446744073709551615"])
+        self.assertEqual(a.claims.get().judge_verdicts.get().passage_external_id, "1")
+        self.assertTrue(Answer.objects.filter(external_id=str(-(2**63))).exists())
+        # 17 and "17" are the same answer: written with string ids, the file is unchanged (a no-op)
+        strings = [{**p, "id": str(p["id"])} for p in ints]
+        same = rec(1, id="17", passages=strings, claims=[{**claim, "passage_id": "1"}])
+        again = run(jsonl(same, rec(2, id=str(-(2**63)))))
+        self.assertEqual((again.status, again.unchanged, again.created), ("noop", 2, 0))
+
+    def test_it_finds_an_integer_id_and_its_string_twice_in_one_file(self):
+        batch = run(jsonl(rec(1, id=17), rec(2, id="17")))
+        self.assertEqual(batch.errors, [{"line": 2, "field": "id", "message": "duplicate id '17': already on line 1"}])
+
     def test_it_defaults_created_at_and_hashes_the_normalised_record(self):
         run(jsonl(rec(1, created_at=...)))
         a = Answer.objects.get()
@@ -196,7 +214,9 @@ class BadInputTests(TestCase):
         self.assertFails(jsonl(rec(1, passages=[{"id": "p1"}])), 1, "passages[0].text", "missing")
 
     def test_it_rejects_wrong_types(self):
-        self.assertFails(jsonl(rec(1, id=7)), 1, "id", "must be a string, got int")
+        self.assertFails(jsonl(rec(1, id=7.0)), 1, "id", "must be a string or an integer, got float")
+        self.assertFails(jsonl(rec(1, id=True)), 1, "id", "must be a string or an integer, got bool")
+        self.assertFails(jsonl(rec(1, id=2**64)), 1, "id", "integer too large for an id (over 64 bits)")
         self.assertFails(jsonl(rec(1, passages="p1: text")), 1, "passages", "must be a list")
         self.assertFails(jsonl(rec(1, meta=["x"])), 1, "meta", "must be an object")
         self.assertFails(jsonl(rec(1, claims=["x"])), 1, "claims[0]", "must be an object")

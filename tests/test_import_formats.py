@@ -71,11 +71,38 @@ class NativeTests(TestCase):
         self.assertEqual((again.status, again.unchanged), ("noop", 2))
 
     def test_it_still_checks_known_fields_strictly(self):
-        bad = {"id": "x", "question": "q", "answer": "a", "passages": [{"id": 7, "text": "t", "title": "T"}]}
+        bad = {"id": "x", "question": "q", "answer": "a", "passages": [{"id": 7.5, "text": "t", "title": "T"}]}
         batch = run("bad.jsonl", data=json.dumps(bad).encode() + b"\n")
         self.assertEqual(batch.status, "failed")
-        self.assertEqual(batch.errors, [{"line": 1, "field": "passages[0].id", "message": "must be a string, got int"}])
+        message = "must be a string or an integer, got float"
+        self.assertEqual(batch.errors, [{"line": 1, "field": "passages[0].id", "message": message}])
         self.assertEqual(Answer.objects.count(), 0)
+
+    def test_it_takes_integer_ids_in_every_format(self):
+        native = {"id": 17, "question": "q", "answer": "a", "passages": [{"id": 7, "text": "t", "title": "T"}]}
+        ok(self, run("n.jsonl", dataset="native", data=json.dumps(native).encode() + b"\n"), 1)
+        doc = {"page_content": "t", "metadata": {"id": 8}}
+        chain = {"id": 18, "input": "q", "answer": "a", "context": [doc]}
+        ok(self, run("l.jsonl", dataset="langchain", data=json.dumps(chain).encode() + b"\n"), 1)
+        mapped = {"n": 19, "prompt": "q", "completion": "a", "docs": [{"doc_id": 9, "content": "t"}]}
+        mapping = {"id": "n", "question": "prompt", "answer": "completion", "passages": "docs"}
+        mapping |= {"passage.text": "content", "passage.id": "doc_id"}
+        ok(self, run("m.jsonl", dataset="mapping", data=json.dumps(mapped).encode() + b"\n", mapping=mapping), 1)
+        ragas = {"id": 20, "user_input": "q", "response": "a", "retrieved_contexts": ["t"]}
+        ok(self, run("r.json", dataset="ragas", data=json.dumps([ragas]).encode()), 1)
+        rows = Answer.objects.order_by("external_id").values_list(
+            "dataset__name", "external_id", "passages__external_id"
+        )
+        self.assertEqual(
+            [r[:2] for r in rows], [("native", "17"), ("langchain", "18"), ("mapping", "19"), ("ragas", "20")]
+        )
+        self.assertEqual([r[2] for r in rows][:3], ["7", "8", "9"])  # Ragas contexts get ids from their text
+
+    def test_it_refuses_a_float_or_bool_document_id_naming_the_passage(self):
+        chain = {"input": "q", "answer": "a", "context": [{"page_content": "t", "metadata": {"id": True}}]}
+        batch = run("l.jsonl", data=json.dumps(chain).encode() + b"\n")
+        message = "must be a string or an integer, got bool"
+        self.assertEqual(batch.errors, [{"line": 1, "field": "context[0].id", "message": message}])
 
     def test_it_refuses_a_passage_meta_that_is_not_an_object(self):
         bad = {"id": "x", "question": "q", "answer": "a", "passages": [{"id": "p", "text": "t", "meta": [1]}]}

@@ -302,11 +302,10 @@ class EdgeCaseTests(Upload):
             ([("dc", "", "Data is stored in Frankfurt.", {"title": None})], {"user": None}),
         )
 
-    def test_it_refuses_int_ids_duplicates_number_texts_and_epoch_times_each_by_line(self):
+    def test_it_refuses_duplicates_number_texts_and_epoch_times_each_by_line_but_takes_an_int_id(self):
         self.assertEqual(
             self.refused("edge_bad.jsonl"),
-            [
-                (1, "id", "must be a string, got int"),
+            [  # line 1's integer id 1042 is the id "1042"
                 (3, "id", "duplicate id 'dup': already on line 2"),
                 (4, "passages[0].text", "must be a string, got int"),
                 (5, "answer", "missing"),

@@ -273,9 +273,9 @@ def _document(doc):
     md = doc.get("metadata")
     md = dict(md) if isinstance(md, dict) else {}
     p = {"text": doc["page_content"]}
-    pid = doc.get("id") or md.pop("id", None) or md.pop("doc_id", None)
+    pid = _document_id(doc, md)
     if pid is not None:
-        p["id"] = pid if isinstance(pid, str) else str(pid)
+        p["id"] = pid  # an integer becomes its decimal string in validation (parse.normalise)
     if "source" in md:
         p["source"] = md.pop("source")
     extra = {k: v for k, v in doc.items() if k not in ("page_content", "metadata", "id", "text", "source")}
@@ -283,6 +283,16 @@ def _document(doc):
     if meta:
         p["meta"] = meta
     return p
+
+
+def _document_id(doc, md):
+    """The document's own id, else its metadata's id or doc_id (taken out of the metadata)."""
+    pid = doc.get("id")
+    for key in ("id", "doc_id"):
+        if pid is not None and pid != "":
+            return pid
+        pid = md.pop(key, None)
+    return pid
 
 
 def record_list(obj):

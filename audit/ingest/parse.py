@@ -4,7 +4,8 @@
 question, answer, created_at (ISO string or None), meta (unknown top-level fields folded in), passages
 [{id, source, text, meta?}], claims [{text, verdict, evidence, passage_id, reason, meta?}] (a passage's or
 claim's unknown fields are folded into its own `meta`, present only when not empty), and hash: the sha256 of
-its canonical JSON (sorted keys, no spaces), so a re-import of unchanged content is recognised.
+its canonical JSON (sorted keys, no spaces), so a re-import of unchanged content is recognised. An id (of
+an answer or a passage, and a claim's passage_id) is a string or an integer, kept as its decimal string.
 """
 
 import hashlib
@@ -23,6 +24,10 @@ PASSAGE_FIELDS = {"id", "source", "text"}
 CLAIM_FIELDS = {"text", "verdict", "evidence", "passage_id", "reason"}
 META_FIELD = "meta"
 VERDICTS = tuple(Verdict.values)
+ID_CHARS = 200
+# An integer id (Hugging Face datasets, eval sets) is kept as its decimal string if a 64-bit integer column,
+# signed or unsigned, could hold it: 17 and "17" are the same id.
+INT_ID_MIN, INT_ID_MAX = -(2**63), 2**64 - 1
 
 
 def limits():
@@ -54,7 +59,19 @@ class RecordError:
         return {"line": self.line, "field": self.field, "message": self.message}
 
 
-def _text(obj, key, line, where, lim, errors, *, required=True, allow_empty=False, max_chars=None):
+def _id(obj, key, line, where, lim, errors, **kw):
+    """An id: a string, or an integer (not a bool, not a float) as its decimal string; else "" and an error."""
+    value = obj.get(key)
+    if type(value) is not int:
+        return _text(obj, key, line, where, lim, errors, max_chars=ID_CHARS, expected="a string or an integer", **kw)
+    if INT_ID_MIN <= value <= INT_ID_MAX:
+        return str(value)
+    field = f"{where}.{key}" if where else key
+    errors.append(RecordError(line, field, "integer too large for an id (over 64 bits): write it as a string"))
+    return ""
+
+
+def _text(obj, key, line, where, lim, errors, *, required=True, allow_empty=False, max_chars=None, expected=None):
     """The string at obj[key], or "" with an error naming `where.key`. The fast path builds no names."""
     value = obj.get(key)
     if (
@@ -70,7 +87,7 @@ def _text(obj, key, line, where, lim, errors, *, required=True, allow_empty=Fals
             errors.append(RecordError(line, field, "missing"))
         return ""
     if not isinstance(value, str):
-        errors.append(RecordError(line, field, f"must be a string, got {type(value).__name__}"))
+        errors.append(RecordError(line, field, f"must be {expected or 'a string'}, got {type(value).__name__}"))
         return ""
     if not allow_empty and not value.strip():
         errors.append(RecordError(line, field, "empty"))
@@ -102,7 +119,7 @@ def normalise(obj, line, lim):
         return None, [RecordError(line, "", f"must be a JSON object, got {type(obj).__name__}")]
     errors = []
     rec = {
-        "id": _text(obj, "id", line, "", lim, errors, max_chars=200),
+        "id": _id(obj, "id", line, "", lim, errors),
         "question": _text(obj, "question", line, "", lim, errors),
         "answer": _text(obj, "answer", line, "", lim, errors),
         "created_at": _created_at(obj.get("created_at"), line, errors),
@@ -205,7 +222,7 @@ def _passages(items, line, lim, errors):
         field = f"passages[{i}]"
         if not _is_object(p, line, field, errors):
             continue
-        pid = _text(p, "id", line, field, lim, errors, max_chars=200)
+        pid = _id(p, "id", line, field, lim, errors)
         if pid in seen:
             errors.append(RecordError(line, f"{field}.id", f"duplicate passage id {pid!r}"))
         seen.add(pid)
@@ -228,8 +245,9 @@ def _claims(items, passage_ids, line, lim, errors):
         if verdict is not None and verdict not in VERDICTS:
             errors.append(RecordError(line, f"{field}.verdict", f"{verdict!r} is not one of {', '.join(VERDICTS)}"))
         claim["verdict"] = verdict
-        for key in ("evidence", "passage_id", "reason"):
+        for key in ("evidence", "reason"):
             claim[key] = _text(c, key, line, field, lim, errors, required=False, allow_empty=True)
+        claim["passage_id"] = _id(c, "passage_id", line, field, lim, errors, required=False, allow_empty=True)
         if claim["passage_id"] and claim["passage_id"] not in passage_ids:
             errors.append(
                 RecordError(

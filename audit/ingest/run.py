@@ -28,7 +28,8 @@ class _Rollback(Exception):
 
 
 def import_fill(fileobj, batch, *, progress=None):
-    """Import a JSONL/CSV binary file object into `batch` (saved, `running`); return the batch filled in.
+    """Import an answer file (a seekable binary file object, see read.py) into `batch` (saved, `running`); return
+    the batch filled in.
 
     Never raises on bad input: the batch ends `done`, `noop` or `failed` (with `errors`: [{"line", "field",
     "message"}]). progress(bytes_read, records_read) is called every IMPORT_PROGRESS_RECORDS and at the end.

@@ -82,7 +82,7 @@ def answers_import(
     mapping=None,
     progress=None,
 ):
-    """Import a JSONL/CSV/JSON binary file object now, into the dataset `dataset_name` (created if new)."""
+    """Import a JSONL/JSON/CSV/Parquet binary file object now, into the dataset `dataset_name` (created if new)."""
     batch = import_begin(
         dataset_name=dataset_name,
         file_name=file_name,

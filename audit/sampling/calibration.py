@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from audit.models import SCORED_VERDICTS, Audit, AuditAnswer, AuditClaim, JudgeVerdict
-from audit.sampling.population import META_FIELD
+from audit.sampling.population import meta_json, meta_path_ok
 
 VERDICTS = SCORED_VERDICTS
 DEFAULT_SIZE = 200
@@ -19,8 +19,10 @@ DEFAULT_SIZE = 200
 
 def population(dataset, version, meta_field=None):
     """{stratum: [claim ids]} of the dataset's claims the version judged with one of the three verdicts."""
-    fields = ["claim_id", "verdict"] + ([f"claim__answer__meta__{meta_field}"] if meta_field else [])
+    fields = ["claim_id", "verdict"] + (["_meta"] if meta_field else [])
     rows = JudgeVerdict.objects.filter(judge_version=version, claim__answer__dataset=dataset, verdict__in=VERDICTS)
+    if meta_field:  # a path into nested metadata: a.b
+        rows = rows.annotate(_meta=meta_json(meta_field, "claim__answer__meta"))
     out = {}
     for row in rows.values_list(*fields).order_by("claim_id"):
         stratum = row[1] if not meta_field else f"{row[1]} | meta.{meta_field}={row[2]}"
@@ -49,8 +51,8 @@ def draw(strata, alloc, seed):
 def calibration_audit_create(*, name, dataset, version, size=DEFAULT_SIZE, seed=None, meta_field=None, user=None):
     if version.level != "claim":
         raise ValidationError("A calibration sample needs a claim-level judge version.")
-    if meta_field and not META_FIELD.fullmatch(meta_field):
-        raise ValidationError(f"Metadata field {meta_field!r}: use letters, digits, '_' or '-'.")
+    if meta_field and not meta_path_ok(meta_field):
+        raise ValidationError(f"Metadata field {meta_field!r}: use letters, digits, '_' or '-' (a.b: nested).")
     if Audit.objects.filter(name=name).exists():
         raise ValidationError(f"An audit named {name!r} already exists.")
     seed = secrets.randbelow(2**31) if seed is None else int(seed)

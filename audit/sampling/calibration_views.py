@@ -18,7 +18,9 @@ class CalibrationForm(forms.Form):
         JudgeVersion.objects.filter(level="claim"), help_text="Claims are stratified by this version's verdict."
     )
     size = forms.IntegerField(min_value=1, max_value=5000, initial=DEFAULT_SIZE)
-    meta_field = forms.CharField(max_length=100, required=False, help_text="Optional: also stratify by meta.FIELD.")
+    meta_field = forms.CharField(
+        max_length=100, required=False, help_text="Optional: also stratify by meta.FIELD (FIELD.KEY: nested)."
+    )
     seed = forms.IntegerField(required=False, min_value=0, max_value=SEED_MAX, help_text="Empty: a random seed.")
 
     def clean_name(self):

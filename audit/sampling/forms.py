@@ -27,14 +27,14 @@ class AuditForm(forms.Form):
     meta_filters = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="One 'field = value' per line: keep answers whose metadata matches.",
+        help_text="One 'field = value' per line (field.key: nested): keep answers whose metadata matches.",
     )
     exclude_audited = forms.BooleanField(required=False, label="Exclude answers already in an audit")
     size = forms.IntegerField(min_value=1, max_value=5000, initial=150)
     strata = forms.CharField(
         required=False,
         label="Strata keys",
-        help_text="Comma separated: judge, length, meta.FIELD. Empty: simple random sample.",
+        help_text="Comma separated: judge, length, meta.FIELD (meta.FIELD.KEY: nested). Empty: simple random sample.",
     )
     judge_version = forms.ModelChoiceField(
         JudgeVersion.objects.all(),
@@ -77,8 +77,8 @@ class AuditForm(forms.Form):
     def clean_meta_filters(self):
         pairs = _lines(self.cleaned_data["meta_filters"], "Metadata filters")
         for key, _ in pairs:
-            if not pop.META_FIELD.fullmatch(key):
-                raise forms.ValidationError(f"Metadata field {key!r}: use letters, digits, '_' or '-'.")
+            if not pop.meta_path_ok(key):
+                raise forms.ValidationError(f"Metadata field {key!r}: use letters, digits, '_' or '-' (a.b: nested).")
         return dict(pairs)
 
     def clean_fail_rates(self):

@@ -1,4 +1,9 @@
-"""The population of an audit and its strata, as SQL expressions over Answer (nothing loaded into Python)."""
+"""The population of an audit and its strata, as SQL expressions over Answer (nothing loaded into Python).
+
+A metadata key is a dotted path into the answer's meta: `meta.model`, or `meta.additional_metadata.topic` for
+a field nested in objects (as DeepEval's additional_metadata or LangSmith's extra.metadata keep it), up to
+META_DEPTH keys of letters, digits, '_' and '-'.
+"""
 
 import datetime as dt
 import hashlib
@@ -7,13 +12,16 @@ import re
 from django.db.models import BigIntegerField, Case, Exists, ExpressionWrapper, F, OuterRef, Q, Subquery, TextField
 from django.db.models.aggregates import Count
 from django.db.models.expressions import Value, When
-from django.db.models.fields.json import KeyTextTransform
+from django.db.models.fields.json import HasKey, KeyTextTransform, KeyTransform
 from django.db.models.functions import Cast, Coalesce
 from django.db.models.query_utils import FilteredRelation
 
 from audit.models import Answer, AnswerJudgement, AuditAnswer, JudgeVerdict, JudgeVersion
 
-META_FIELD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,63}")
+META_FIELD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,63}")  # one key of a metadata path
+META_DEPTH = 4  # keys in a metadata path at most: meta.a.b.c.d
+META_LISTED = 50  # metadata paths named at most (in the preview, and when a key is refused)
+META_SCANNED = 1000  # distinct paths collected at most while looking for them
 NONE_LABEL = "(none)"
 LENGTH_BUCKETS = ((300, "<300"), (801, "300-800"))  # upper bounds (exclusive); the rest is ">800"
 LENGTH_LAST = ">800"
@@ -34,33 +42,71 @@ def parse_strata_keys(raw):
     for k in keys:
         if k in ("judge", "length"):
             continue
-        if not (k.startswith("meta.") and META_FIELD.fullmatch(k[5:])):
-            raise StrataError(f"unknown stratification key {k!r}: use judge, length or meta.FIELD")
+        if not (k.startswith("meta.") and meta_path_ok(k[5:])):
+            raise StrataError(
+                f"unknown stratification key {k!r}: use judge, length or meta.FIELD (meta.FIELD.KEY: nested)"
+            )
     if len(set(keys)) != len(keys):
         raise StrataError("a stratification key is repeated")
     return keys
 
 
+def meta_path_ok(path):
+    """Whether `path` is a metadata path: 1 to META_DEPTH keys joined by '.'."""
+    keys = path.split(".")
+    return len(keys) <= META_DEPTH and all(META_FIELD.fullmatch(k) for k in keys)
+
+
 def meta_fields(qs, limit=1000):
-    """The metadata fields found on (up to limit of) the population's answers, sorted."""
+    """The metadata paths found on (up to limit of) the population's answers, nested ones included (a.b), sorted:
+    at most META_LISTED, the shallower first."""
     found = set()
     for meta in qs.order_by().values_list("meta", flat=True)[:limit]:
-        found.update(meta if isinstance(meta, dict) else {})
-    return sorted(found)
+        _collect_paths(meta, "", found)
+        if len(found) >= META_SCANNED:
+            break
+    return sorted(sorted(found, key=lambda p: (p.count("."), p))[:META_LISTED])
+
+
+def _collect_paths(value, prefix, found):
+    if not isinstance(value, dict) or prefix.count(".") >= META_DEPTH:
+        return
+    for key, item in value.items():
+        if META_FIELD.fullmatch(key) and len(found) < META_SCANNED:
+            found.add(prefix + key)
+            _collect_paths(item, f"{prefix}{key}.", found)
 
 
 def check_meta_keys(qs, keys):
     """Refuse a meta.FIELD stratification key no answer of the population has (a misspelling would make one
     "(none)" stratum of everything), naming the fields that exist."""
     for key in keys:
-        if key.startswith("meta.") and not qs.filter(meta__has_key=key[5:]).exists():
-            fields = ", ".join(f"meta.{f}" for f in meta_fields(qs)) or "none"
-            raise StrataError(f"no answer in the population has metadata field {key[5:]!r}; available: {fields}")
+        if key.startswith("meta.") and not qs.filter(meta_has(key[5:])).exists():
+            listed = meta_fields(qs)
+            fields = ", ".join(f"meta.{f}" for f in listed) + (", ..." if len(listed) == META_LISTED else "")
+            raise StrataError(
+                f"no answer in the population has metadata field {key[5:]!r}; available: {fields or 'none'}"
+            )
 
 
-def meta_text(field):
+def meta_json(path, field="meta"):
+    """The JSON value at a metadata path (a.b: field -> a -> b), decoded: None where it is missing."""
+    expr = field
+    for key in path.split("."):
+        expr = KeyTransform(key, expr)
+    return expr
+
+
+def meta_has(path):
+    """The condition: the metadata holds the path (even holding null)."""
+    *parents, last = path.split(".")
+    return HasKey(meta_json(".".join(parents)) if parents else F("meta"), last)
+
+
+def meta_text(path):
     # Compare and group metadata as text so numbers behave the same on SQLite and PostgreSQL.
-    return Cast(KeyTextTransform(field, "meta"), TextField())
+    *parents, last = path.split(".")
+    return Cast(KeyTextTransform(last, meta_json(".".join(parents)) if parents else "meta"), TextField())
 
 
 def default_judge_version(dataset):
@@ -142,7 +188,7 @@ def population(dataset, population_filter=None):
         end = _day(f["created_to"]) + dt.timedelta(days=1)
         qs = qs.filter(created_at__lt=dt.datetime.combine(end, dt.time(), dt.UTC))
     for i, (field, value) in enumerate(sorted((f.get("meta") or {}).items())):
-        if not META_FIELD.fullmatch(field):
+        if not meta_path_ok(field):
             raise StrataError(f"invalid metadata field name {field!r}")
         qs = qs.alias(**{f"_m{i}": meta_text(field)}).filter(**{f"_m{i}": str(value)})
     if f.get("exclude_audited"):

@@ -17,7 +17,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="a .jsonl/.ndjson or .csv file")
+        parser.add_argument("file", help="a .jsonl/.ndjson, .json, .csv or .parquet file")
         parser.add_argument("--dataset", required=True, help="dataset name (created if new)")
         parser.add_argument(
             "--update",

@@ -1,0 +1,196 @@
+"""JSON answer files: JSON lines (.jsonl, .ndjson), and .json files, one record at a time.
+
+A .json file is a JSON array of records, one object spread over lines (a record, or records in a list under a
+key of formats.RECORD_LISTS such as a DeepEval test run's testCases: the file's other fields, lists aside, go
+with each record as its field `file`), or JSON lines; an array or an object is decoded whole. JSON lines are
+read with bounded memory (a line over IMPORT_MAX_LINE_BYTES is refused without being held). NaN and Infinity
+are not JSON (and a JSON column cannot store them): the error names the field that holds one.
+
+Each reader takes a buffered binary stream, the limits (parse.limits) and `adapt(obj, line)`, which turns a
+decoded object into (record, errors) (see read.adapter), and yields (line, record_or_None, errors).
+"""
+
+import json
+
+from audit.ingest import formats
+from audit.ingest.parse import RecordError
+
+
+def json_file(stream, lim, adapt):
+    """A .json file: an array, one object spread over lines, or JSON lines (a first line that parses)."""
+    head = stream.peek(1 << 16)[: 1 << 16].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith(b"[") and not (head.startswith(b"{") and not _json_lines(head)):
+        yield from jsonl_file(stream, lim, adapt)
+        return
+    try:
+        text = stream.read().decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        yield 0, None, [RecordError(0, "", f"not valid UTF-8 (byte {e.start + 1} of the file)")]
+        return
+    yield from (_json_array(text, adapt) if head.startswith(b"[") else _json_object(text, adapt))
+
+
+def _json_lines(head):
+    """Whether a .json file starting with "{" is JSON lines: its first line is a whole value, or (a first
+    record cut short) its second line is a whole object. Neither is, in an object spread over lines."""
+    first, newline, rest = head.partition(b"\n")
+    second = rest.lstrip(b" \t\r\n").partition(b"\n")[0]
+    return not newline or _whole(first) is not None or isinstance(_whole(second), dict)
+
+
+def _whole(line):
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+    except RecursionError:
+        return True
+
+
+def _json_object(text, adapt):
+    """One object: a record, or records in a list under a key of formats.RECORD_LISTS."""
+    constants = _Constants()
+    try:
+        obj = json.loads(text, parse_constant=constants)
+    except json.JSONDecodeError as e:
+        yield e.lineno, None, [RecordError(e.lineno, "", f"malformed JSON: {e.msg} (column {e.colno})")]
+        return
+    except RecursionError:
+        yield 1, None, [RecordError(1, "", "malformed JSON: too deeply nested")]
+        return
+    key = formats.record_list(obj)
+    if key is None:
+        bad = constants.error(obj, 1)
+        yield (1, None, [bad]) if bad else (1, *adapt(obj, 1))
+        return
+    fields, errors = formats.file_fields(obj, key)
+    errors = [RecordError(1, f, m) for f, m in errors] + [e for e in [constants.error(fields, 1)] if e]
+    if errors:
+        yield 1, None, errors
+        return
+
+    def with_file(record, line):
+        if not fields or not isinstance(record, dict):
+            return adapt(record, line)
+        if "file" in record:
+            return None, [RecordError(line, "file", "the file's other fields go into 'file': rename the record's")]
+        return adapt({**record, "file": fields}, line)
+
+    yield from _json_array(text, with_file, _member(text, key))
+
+
+def _member(text, key):
+    """Where the value of the top-level member `key` starts, in the text of a well-formed JSON object."""
+    decoder, pos = json.JSONDecoder(), _skip(text, text.index("{") + 1)
+    while True:
+        name, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, _skip(text, pos) + 1)  # past the ':'
+        if name == key:
+            return pos
+        pos = _skip(text, _skip(text, decoder.raw_decode(text, pos)[1]) + 1)  # past the value and its ','
+
+
+def _json_array(text, adapt, start=None):
+    """A JSON array of records: the whole text, or the member of an object at `start`. Each record's line is
+    where it starts in the file."""
+    constants = _Constants()
+    decoder = json.JSONDecoder(parse_constant=constants)
+    pos = _skip(text, (text.index("[") if start is None else start) + 1)
+    line, counted = 1, 0
+    while pos < len(text) and text[pos] != "]":
+        line, counted = line + text.count("\n", counted, pos), pos
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError) as e:
+            yield line, None, [RecordError(line, "", f"malformed JSON: {getattr(e, 'msg', 'too deeply nested')}")]
+            return
+        bad = constants.error(obj, line)
+        yield (line, None, [bad]) if bad else (line, *adapt(obj, line))
+        pos = _skip(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip(text, pos + 1)
+        elif pos >= len(text) or text[pos] != "]":
+            line += text.count("\n", counted, pos)
+            yield line, None, [RecordError(line, "", "malformed JSON: expected ',' or ']' after a record")]
+            return
+    if pos >= len(text) or (start is None and text[pos + 1 :].strip()):
+        yield line, None, [RecordError(line, "", "malformed JSON: the array is not closed by a final ']'")]
+
+
+def _skip(text, pos):
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def jsonl_file(stream, lim, adapt):
+    """JSON lines: one value a line, blank lines skipped; an oversized line is skipped without being held."""
+    line, constants = 0, _Constants()
+    while True:
+        raw = stream.readline(lim["line_bytes"] + 1)
+        if not raw:
+            return
+        line += 1
+        if len(raw) > lim["line_bytes"] and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # skip the rest of the oversized line
+                raw = stream.readline(1 << 20)
+            yield line, None, [RecordError(line, "", f"line longer than {lim['line_bytes']:,} bytes")]
+            continue
+        try:
+            text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            yield line, None, [RecordError(line, "", f"not valid UTF-8 (byte {e.start + 1} of the line)")]
+            continue
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text, parse_constant=constants)
+        except (ValueError, RecursionError) as e:
+            msg = getattr(e, "msg", str(e) or "too deeply nested")
+            yield line, None, [RecordError(line, "", f"malformed JSON: {msg} (column {getattr(e, 'colno', '?')})")]
+            continue
+        bad = constants.error(obj, line)
+        yield (line, None, [bad]) if bad else (line, *adapt(obj, line))
+
+
+def no_constant(name):
+    # NaN and Infinity are not JSON and cannot be stored in a JSON column (PostgreSQL refuses them).
+    raise ValueError(f"{name} is not allowed")
+
+
+class _Constant:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+class _Constants:
+    """parse_constant of a decoder: each NaN or Infinity becomes a marker, so the error names its field."""
+
+    def __init__(self):
+        self.seen = False
+
+    def __call__(self, name):
+        self.seen = True
+        return _Constant(name)
+
+    def error(self, obj, line):
+        """The RecordError naming the fields of obj that hold NaN or Infinity, or None; ready for the next."""
+        if not self.seen:
+            return None
+        self.seen = False
+        found, stack = [], [("", obj)]
+        while stack:
+            where, value = stack.pop()
+            if isinstance(value, _Constant):
+                found.append((value.name, where))
+            elif isinstance(value, dict):
+                stack.extend((f"{where}.{k}" if where else k, v) for k, v in reversed(value.items()))
+            elif isinstance(value, list):
+                stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+        if not found:
+            return None
+        at = ", ".join(where for _, where in found if where)
+        at = f" (in {at}: write null for a missing value)" if at else ""
+        return RecordError(line, "", f"malformed JSON: {found[0][0]} is not allowed{at}")
