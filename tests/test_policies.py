@@ -42,7 +42,9 @@ def test_it_reports_the_headline_fail_rate_under_both_policies(client):
         make_user("a1", "annotator"), make_user("a2", "annotator"), n_answers=4, verdicts=verdicts
     )
     make_gold(audit)
-    AuditAnswer.objects.filter(audit=audit, position=3).update(weight=3.0)  # answer 3 stands for three
+    # Answers 0-2 are a census of a stratum of 3; answer 3 stands for three (a stratum of 3, one drawn).
+    AuditAnswer.objects.filter(audit=audit).update(stratum_population=3, stratum_sample=3)
+    AuditAnswer.objects.filter(audit=audit, position=3).update(stratum="rest", stratum_sample=1, weight=3.0)
     audit.policy = "lenient"
     audit.save()
     strict, lenient = build_report(audit)["policies"]

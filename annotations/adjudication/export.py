@@ -2,8 +2,9 @@
 
 Reproducible by construction: fixed column order and types, rows ordered by (answer position, claim
 position), no timestamps anywhere, so the same audit exported twice gives identical bytes. A table is
-built with six queries whatever its size. Annotators and adjudicators appear under pseudonymous ids
-unless names are asked for: "ann-" + the first 10 hex digits of sha256(salt:user id), stable across exports."""
+built with six queries whatever its size (seven for a calibration sample). Annotators and adjudicators
+appear under pseudonymous ids unless names are asked for: "ann-" + the first 10 hex digits of
+sha256(salt:user id), stable across exports."""
 
 import csv
 import hashlib
@@ -16,7 +17,7 @@ from django.conf import settings
 from annotations.adjudication.selectors import latest_judge_verdicts
 from annotations.models import Assignment, GoldLabel, Label
 from audit.lazy import lazy_module
-from audit.models import SCORED_VERDICTS, AuditAnswer, Claim, Verdict
+from audit.models import SCORED_VERDICTS, AuditAnswer, AuditClaim, Verdict
 
 parquet = lazy_module("annotations.adjudication.parquet")  # pyarrow is loaded by a Parquet export only
 
@@ -101,13 +102,14 @@ def _parts(audit, names):
             "id", "answer_id", "answer__external_id", "answer__question", "stratum", "inclusion_probability", "weight"
         )
     )
+    # A calibration sample exports its sampled claims, each with its own stratum, probability and weight.
+    design = {}
+    if audit.is_calibration:
+        rows = AuditClaim.objects.filter(audit=audit).values("claim_id", "stratum", "inclusion_probability", "weight")
+        design = {r.pop("claim_id"): r for r in rows}
     claims = {}
-    for c in (
-        Claim.objects.filter(answer__audit_items__audit=audit)
-        .order_by("position")
-        .values("id", "answer_id", "position", "text", "meta")
-    ):
-        claims.setdefault(c["answer_id"], []).append(c)
+    for c in audit.claims().order_by("position").values("id", "answer_id", "position", "text", "meta"):
+        claims.setdefault(c["answer_id"], []).append(c | design.get(c["id"], {}))
     gold = {
         g["claim_id"]: g
         for g in GoldLabel.objects.filter(audit=audit).values(
@@ -189,9 +191,9 @@ def claim_rows(audit, *, names=False):
                 j.get("passage_external_id"),
                 j.get("guard_passed"),
                 version,
-                it["stratum"],
-                it["inclusion_probability"],
-                it["weight"],
+                c.get("stratum", it["stratum"]),
+                c.get("inclusion_probability", it["inclusion_probability"]),
+                c.get("weight", it["weight"]),
                 provisional,
                 json.dumps(c["meta"], sort_keys=True, ensure_ascii=False) if c["meta"] else None,
             ]

@@ -45,4 +45,8 @@ def calibration_rows(audit):
 def calibration_report(audit):
     if not audit.is_calibration:
         return None
-    return calibration_figures(calibration_rows(audit)) | {"judge": str(audit.calibration_judge)}
+    sampled = AuditClaim.objects.filter(audit=audit).count()
+    return calibration_figures(calibration_rows(audit)) | {
+        "judge": str(audit.calibration_judge),
+        "claims_sampled": sampled,
+    }

@@ -2,22 +2,32 @@
 
 from statsmodels.stats.proportion import proportion_confint
 
+from annotations.report.stats_faithfulness import stratified_proportion
 from audit.models.audits import Policy
 
 BAD_COUNTS = {Policy.STRICT: ("n_contradicted", "n_unsupported"), Policy.LENIENT: ("n_contradicted",)}
+WHAT = "answer with complete gold"
 
 
-def policy_headlines(answers, chosen):
-    """answers: one row per answer with complete gold (n_contradicted, n_unsupported, weight).
-    Per policy: fails, n, the sampled rate with its Wilson 95% CI, and the weighted rate sum(w fail) / sum(w)."""
+def policy_headlines(answers, chosen, *, min_share=0.05, unsampled=()):
+    """answers: one row per sampled answer (complete, the gold counts, stratum, stratum_population); unsampled:
+    (stratum, N_h) of the design's strata drawn with no answer. Per policy: fails and n over the answers with
+    complete gold, the sampled rate with its Wilson 95% CI, and the population-weighted rate with the estimator
+    and interval of the report's headline (stratified over the strata with data, never over a blocking gap)."""
     out = []
-    n = len(answers)
+    done = answers["complete"].astype(bool)
+    n = int(done.sum())
     for policy in (Policy.STRICT, Policy.LENIENT):
-        fail = (answers[list(BAD_COUNTS[policy])].sum(axis=1) > 0).to_numpy() if n else []
-        x = int(sum(fail))
+        fail = (answers[list(BAD_COUNTS[policy])].sum(axis=1) > 0).astype(int)
+        x = int(fail[done].sum())
         lo, hi = (float(c) for c in proportion_confint(x, n, method="wilson")) if n else (None, None)
-        w = answers["weight"].astype(float).to_numpy() if n else None
-        weighted = float((w * fail).sum() / w.sum()) if n and w.sum() > 0 else None
+        weighted = None
+        if n:
+            groups = [
+                (s, g["stratum_population"].iloc[0], fail[g.index][done[g.index]])
+                for s, g in answers.groupby("stratum")
+            ]
+            weighted = stratified_proportion(groups + [(s, N, []) for s, N in unsampled], min_share, WHAT)
         out.append(
             {
                 "policy": policy.value,
@@ -27,7 +37,9 @@ def policy_headlines(answers, chosen):
                 "n": n,
                 "rate": x / n if n else None,
                 "ci": [lo, hi],
-                "weighted_rate": weighted,
+                "weighted_rate": weighted["value"] if weighted else None,
+                "weighted_ci": weighted["ci"] if weighted else None,
+                "weighted_why": weighted["why"] if weighted else f"not computable: no {WHAT}",
             }
         )
     return out

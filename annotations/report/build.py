@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import pandas as pd
+from django.conf import settings
 
 from annotations.lab.calibration import calibration_report
 from annotations.lab.policy import policy_headlines
 from annotations.report import selectors
-from annotations.report.frames import pick_version, tables
+from annotations.report.frames import pick_version, tables, unsampled_strata
 from annotations.report.links import Links
 from annotations.report.sections import agreement, effort, faithfulness, judge, trend
 from annotations.report.stats_bootstrap import RESAMPLES, Resampler
@@ -52,6 +53,12 @@ class Inputs:
     resamples: int = RESAMPLES
 
     @cached_property
+    def unsampled(self):
+        """The design's strata drawn with no answer (a calibration sample's design counts claims: not these)."""
+        design = [] if self.audit.is_calibration else self.audit.design
+        return unsampled_strata(design, set(self.answers["stratum"]))
+
+    @cached_property
     def resampler(self):
         """One set of bootstrap resamples of the audit's answers, shared by every figure of the report."""
         return Resampler(self.answers["answer_id"], self.resamples, self.seed)
@@ -83,6 +90,8 @@ def _coverage(x):
         "claims": len(cl),
         "claims_with_gold": int(cl["gold"].notna().sum()),
         "claims_labelled_twice": int((cl["A"].notna() & cl["B"].notna()).sum()),
+        # Adjudicated gold whose labels changed since (a reopened answer): it counts until decided again.
+        "gold_recheck": int(x.f["gold"]["recheck"].astype(bool).sum()),
     }
 
 
@@ -92,7 +101,9 @@ def build_report(audit, judge_version_id=None):
         "audit": _audit(audit),
         "coverage": _coverage(x),
         "faithfulness": faithfulness.build(x),
-        "policies": policy_headlines(x.answers[x.answers["complete"]], audit.policy),
+        "policies": policy_headlines(
+            x.answers, audit.policy, min_share=settings.REPORT_MIN_STRATUM_SHARE, unsampled=x.unsampled
+        ),
         "calibration": calibration_report(audit),
         "agreement": agreement.build(x),
         "judge": judge.build(x),

@@ -4,7 +4,7 @@ filtered by filters.py. Constant query count: judge versions, the audit's frames
 import math
 
 from annotations.report import filters, selectors
-from annotations.report.frames import pick_version, tables
+from annotations.report.frames import pick_version, tables, unsampled_strata
 
 NEEDS_JUDGE = ("judge", "guard")
 
@@ -15,11 +15,13 @@ def _frames(audit, params):
     return version, cl, answers
 
 
-def _dynamic(cl, answers):
-    """The values of this audit that stratum=, annotator= and pair= accept."""
+def _dynamic(cl, answers, audit):
+    """The values of this audit that stratum=, annotator= and pair= accept (a stratum of the design drawn
+    with no answer too: the report lists it, and the list behind its counts is empty)."""
     ids = sorted({int(x) for x in (*cl["ann_a"].dropna(), *cl["ann_b"].dropna())})
     pairs = {f"{min(x, y)}-{max(x, y)}" for x, y in cl[["ann_a", "ann_b"]].dropna().astype(int).itertuples(index=False)}
-    return {"stratum": answers["stratum"].unique(), "annotator": [str(i) for i in ids], "pair": sorted(pairs)}
+    strata = [*answers["stratum"].unique(), *(s for s, _ in unsampled_strata(audit.design, set(answers["stratum"])))]
+    return {"stratum": strata, "annotator": [str(i) for i in ids], "pair": sorted(pairs)}
 
 
 def _check_judge(flt, version):
@@ -29,7 +31,7 @@ def _check_judge(flt, version):
 
 def claims_behind(audit, params):
     version, cl, answers = _frames(audit, params)
-    flt = filters.parse(params, filters.CLAIM_CHOICES, _dynamic(cl, answers))
+    flt = filters.parse(params, filters.CLAIM_CHOICES, _dynamic(cl, answers, audit))
     _check_judge(flt, version)
     rows = cl[filters.claim_mask(cl, answers, flt)].sort_values(["item_position", "position"])
     return {"version": version, "filters": flt, "rows": rows}
@@ -37,7 +39,7 @@ def claims_behind(audit, params):
 
 def answers_behind(audit, params):
     version, cl, answers = _frames(audit, params)
-    flt = filters.parse(params, filters.ANSWER_CHOICES, _dynamic(cl, answers))
+    flt = filters.parse(params, filters.ANSWER_CHOICES, _dynamic(cl, answers, audit))
     _check_judge(flt, version)
     a = filters.answer_flags(cl, answers)
     return {"version": version, "filters": flt, "rows": a[filters.answer_mask(a, flt)].sort_values("position")}

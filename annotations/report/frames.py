@@ -72,6 +72,16 @@ def claim_frame(f):
     return cl.merge(judge, on="claim_id", how="left")
 
 
+def unsampled_strata(design, sampled):
+    """(stratum, N_h) of the strata of a design table (Audit.design) drawn with no answer: sampled is the set of
+    strata that have one. They hold part of the population although no answer of the audit stands for them."""
+    return [
+        (str(r["stratum"]), int(r["population"]))
+        for r in design or []
+        if not r.get("sample") and r.get("population") and str(r["stratum"]) not in sampled
+    ]
+
+
 def tables(audit, version):
     """(frames, claims, answers, submitted assignments) for one audit and judge version."""
     f = selectors.audit_frames(audit, version["id"] if version else None)

@@ -14,8 +14,14 @@ def _frame(qs, columns):
 
 def judge_versions(audit):
     """Versions with verdicts on this audit's claims, newest first, with their verdict counts."""
+    # A calibration sample counts the verdicts on its sampled claims only, not on every claim of their answers.
+    on = (
+        "verdicts__claim__calibration_items__audit"
+        if audit.is_calibration
+        else "verdicts__claim__answer__audit_items__audit"
+    )
     qs = (
-        JudgeVersion.objects.filter(verdicts__claim__answer__audit_items__audit=audit)
+        JudgeVersion.objects.filter(**{on: audit})
         .annotate(n_verdicts=Count("verdicts"))
         .defer("spec")
         .order_by("-created_at", "-id")
@@ -38,7 +44,7 @@ def audit_frames(audit, judge_version_id):
         AuditAnswer.objects.filter(audit=audit).annotate(external_id=F("answer__external_id")),
         ["id", "answer_id", "external_id", "position", "stratum", "stratum_population", "stratum_sample", "weight"],
     )
-    claims = _frame(Claim.objects.filter(answer__audit_items__audit=audit), ["id", "answer_id", "position"])
+    claims = _frame(audit.claims(), ["id", "answer_id", "position"])  # a calibration sample: its sampled claims
     labels = _frame(
         Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status=Assignment.Status.SUBMITTED)
         .exclude(verdict="")
@@ -49,7 +55,7 @@ def audit_frames(audit, judge_version_id):
         Assignment.objects.filter(audit_answer__audit=audit).annotate(name=F("annotator__username")),
         ["audit_answer_id", "slot", "status", "active_seconds", "annotator_id", "name"],
     )
-    gold = _frame(GoldLabel.objects.filter(audit=audit), ["claim_id", "verdict", "source"])
+    gold = _frame(GoldLabel.objects.filter(audit=audit), ["claim_id", "verdict", "source", "recheck"])
     judge = (
         _frame(
             JudgeVerdict.objects.filter(judge_version_id=judge_version_id, claim__answer__audit_items__audit=audit),
@@ -69,27 +75,33 @@ def audit_frames(audit, judge_version_id):
 
 
 def dataset_gold_counts(dataset_id):
-    """For every audit of a dataset: its answers with their claim counts, and gold counts per
-    (audit, answer, verdict). Aggregated in SQL: three queries whatever the number of audits."""
+    """For every answer audit of a dataset (a calibration sample draws claims, not answers: it has no answer-level
+    fail rate): its design, its answers with their claim counts, and gold counts per (audit, answer, verdict).
+    Aggregated in SQL: four queries whatever the number of audits."""
     audits = _frame(
-        Audit.objects.filter(dataset_id=dataset_id).order_by("created_at", "id"), ["id", "name", "created_at", "status"]
+        Audit.objects.filter(dataset_id=dataset_id, kind="answers").order_by("created_at", "id"),
+        ["id", "name", "created_at", "status", "design"],
     )
     answers = _frame(
-        AuditAnswer.objects.filter(audit__dataset_id=dataset_id)
+        AuditAnswer.objects.filter(audit__dataset_id=dataset_id, audit__kind="answers")
         .values("audit_id", "answer_id", "stratum", "stratum_population")
         .annotate(n_claims=Count("answer__claims"))
         .order_by(),
         ["audit_id", "answer_id", "stratum", "stratum_population", "n_claims"],
     )
     submitted = _frame(
-        Assignment.objects.filter(audit_answer__audit__dataset_id=dataset_id, status=Assignment.Status.SUBMITTED)
+        Assignment.objects.filter(
+            audit_answer__audit__dataset_id=dataset_id,
+            audit_answer__audit__kind="answers",
+            status=Assignment.Status.SUBMITTED,
+        )
         .values(audit_id=F("audit_answer__audit_id"), answer_id=F("audit_answer__answer_id"))
         .annotate(n=Count("id"))
         .order_by(),
         ["audit_id", "answer_id", "n"],
     )
     gold = _frame(
-        GoldLabel.objects.filter(audit__dataset_id=dataset_id)
+        GoldLabel.objects.filter(audit__dataset_id=dataset_id, audit__kind="answers")
         .values("audit_id", "verdict", answer_id=F("claim__answer_id"))
         .annotate(n=Count("id"))
         .order_by(),

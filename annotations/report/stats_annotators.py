@@ -4,12 +4,16 @@ table "said v" x "gold is v"), and pairwise agreement for every pair that shared
 
 import numpy as np
 
-from annotations.report.stats_common import VERDICTS, not_computable, stat
+from annotations.report.stats_common import VERDICTS, not_computable, not_informative, stat
 from annotations.report.stats_noise import pair_stats
 
 
 def _one_vs_rest(mine, gold, v):
-    return pair_stats(np.where(mine == v, v, "other"), np.where(gold == v, v, "other"), (v, "other"))
+    out = pair_stats(np.where(mine == v, v, "other"), np.where(gold == v, v, "other"), (v, "other"))
+    if len(mine) and not (mine == v).any() and not (gold == v).any():
+        # Every claim is "other" on both sides: 100% agreement that says nothing about this verdict.
+        out["percent_agreement"] = not_informative(f"neither the annotator nor gold said {v} on these claims")
+    return out
 
 
 def annotator_rows(labels, assignments):

@@ -8,7 +8,10 @@ disputes), a_bad / b_bad (annotator A's / B's labels make the answer fail).
 Before adjudication, the answers with complete gold are the ones on which both annotators agreed
 everywhere: a passing-heavy subset. So while gold is incomplete the headline is provisional and covers
 every answer labelled by both: the fail rate if every open dispute resolves as pass (only settled bad
-claims fail an answer) and as fail (any open dispute fails it), and each annotator's own fail rate."""
+claims fail an answer) and as fail (any open dispute fails it), and each annotator's own fail rate.
+
+`unsampled`: (stratum, N_h) of the design's strata drawn with no answer at all. They have no row, yet they
+are part of the population: every population figure lists them among the strata without data."""
 
 from annotations.report.stats_common import not_computable, stat
 from annotations.report.stats_faithfulness import (
@@ -21,12 +24,15 @@ from annotations.report.stats_faithfulness import (
 )
 
 
-def _groups(f, column, rows):
-    return [(name, g["stratum_population"].iloc[0], g.loc[rows[g.index], column]) for name, g in f.groupby("stratum")]
+def _groups(f, column, rows, unsampled=()):
+    sampled = [
+        (name, g["stratum_population"].iloc[0], g.loc[rows[g.index], column]) for name, g in f.groupby("stratum")
+    ]
+    return sampled + [(name, N, []) for name, N in unsampled]
 
 
-def _strata(f, done, min_share):
-    total = float(f.groupby("stratum")["stratum_population"].first().sum())
+def _strata(f, done, min_share, unsampled=()):
+    total = float(f.groupby("stratum")["stratum_population"].first().sum()) + sum(N for _, N in unsampled)
     out = []
     for name, g in f.groupby("stratum", sort=True):
         d = g[done[g.index]]
@@ -50,16 +56,23 @@ def _strata(f, done, min_share):
                 "small": bool(len(d) == 0 and total and N / total <= min_share),
             }
         )
+    none = not_computable("no answer was drawn from this stratum")
+    for name, N in unsampled:
+        out.append(
+            {"stratum": str(name), "population": int(N), "share": N / total if total else None, "sampled": 0}
+            | {"answers": 0, "fails": 0, "fail_rate": none, "claim_ratio_mean": none, "contradicted": 0}
+            | {"unsupported": 0, "small": bool(total and N / total <= min_share)}
+        )
     return out
 
 
-def provisional(f, min_share):
+def provisional(f, min_share, unsampled=()):
     lab = f["labelled"].astype(bool)
     low = f["fail"].astype(bool)
     high = low | (f["n_open"] > 0)
     rate = lambda flags: wilson(int(flags[lab].sum()), int(lab.sum()))  # noqa: E731
     weighted = lambda flags: stratified_proportion(  # noqa: E731
-        _groups(f.assign(v=flags.astype(int)), "v", lab), min_share, "answer labelled by both"
+        _groups(f.assign(v=flags.astype(int)), "v", lab, unsampled), min_share, "answer labelled by both"
     )
     open_n = int(f.loc[lab, "n_open"].sum())
     return {
@@ -80,7 +93,7 @@ def provisional(f, min_share):
     }
 
 
-def faithfulness(frame, *, seed=0, min_share=0.05, resampler=None):
+def faithfulness(frame, *, seed=0, min_share=0.05, resampler=None, unsampled=()):
     f = answer_outcomes(frame.reset_index(drop=True))
     done = f["complete"].astype(bool)
     d = f[done]
@@ -99,17 +112,17 @@ def faithfulness(frame, *, seed=0, min_share=0.05, resampler=None):
         if scored
         else not_computable("no scored claims" if len(d) else why),
         "counts": {c: int(d[c].sum()) for c in COUNT_COLUMNS} | {"scored": scored},
-        "strata": _strata(f, done, min_share),
+        "strata": _strata(f, done, min_share, unsampled),
     }
     what = "answer with complete gold"
     out["weighted"] = {
-        "fail_rate": stratified_proportion(_groups(f, "fail", done), min_share, what)
+        "fail_rate": stratified_proportion(_groups(f, "fail", done, unsampled), min_share, what)
         if len(d)
         else not_computable(why),
-        "claim_ratio_mean": stratified_mean(_groups(f, "ratio", done), min_share, what)
+        "claim_ratio_mean": stratified_mean(_groups(f, "ratio", done, unsampled), min_share, what)
         if len(d)
         else not_computable(why),
     }
     out["headline"] = "gold" if out["complete"] else "provisional"
-    out["provisional"] = provisional(f, min_share) if len(f) else None
+    out["provisional"] = provisional(f, min_share, unsampled) if len(f) else None
     return out

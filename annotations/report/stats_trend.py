@@ -9,7 +9,9 @@ recomputed with its own weights, so the test respects both designs. Within a str
 an audit carries the same weight, so a permutation only changes how many failures each audit holds
 there: a hypergeometric draw per stratum (RESAMPLES draws, p = (1 + hits) / (1 + RESAMPLES)). When
 both audits are self-weighting (equal weights within each audit) the answers are exchanged across
-all strata and the exact permutation distribution is used, which is the exact conditional test.
+all strata and the exact permutation distribution is used, which is the exact conditional test. Two designs
+that share no stratum (and are not both self-weighting) leave nothing to exchange: every permutation is the
+observed table and p would be 1 whatever the data, so no test is made and the change is only described.
 Sample rates (fails / answers) are shown beside, labelled as such: across designs they are not comparable.
 Provisional audits (gold incomplete) never raise a regression."""
 
@@ -33,6 +35,12 @@ def _rate(strata, counts):
 def _self_weighting(strata):
     w = np.array([s[1] / s[2] for s in strata])
     return bool(np.allclose(w, w[0], rtol=1e-9))
+
+
+def _exchangeable(prev, cur):
+    """Whether permutation_p can exchange answers: across all strata (both self-weighting) or within shared ones."""
+    both_self = _self_weighting(prev) and _self_weighting(cur)
+    return both_self or bool({s[0] for s in prev} & {s[0] for s in cur})
 
 
 def permutation_p(prev, cur, seed=0):
@@ -74,6 +82,12 @@ def compare(prev, cur, seed=0):
     var = (prev["variance"] or 0.0) + (cur["variance"] or 0.0)
     z = None
     if expected.min() < MIN_EXPECTED or var <= 0:
+        if not _exchangeable(prev["strata"], cur["strata"]):
+            return not_computable(
+                f"no test for the change of {diff:+.3f}: an expected count is below 10 (too few for the z-test) "
+                "and the two designs share no stratum, so a permutation within strata would exchange no answer",
+                regression=False,
+            )
         p, test = permutation_p(prev["strata"], cur["strata"], seed)
         test += " on the 0/1 fail indicator (an expected count is below 10)"
     else:

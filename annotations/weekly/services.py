@@ -37,6 +37,11 @@ def like_backend(source):
 
 def like_plan(source, *, week=None, name=None, seed=None):
     """Everything the preview shows, nothing saved. seed: given to reproduce a draw, else a new random one."""
+    if source.is_calibration:
+        raise ValidationError(
+            f"{source.name} is a calibration sample (claims drawn by the judge's verdict), not an audit of answers: "
+            "draw the next one as a new calibration sample."
+        )
     design = like_design(source, week)
     plan = {
         **design,

@@ -48,7 +48,8 @@ def _chart_rows(f):
 
 
 def build(x):
-    f = faithfulness(x.answers, seed=x.seed, min_share=settings.REPORT_MIN_STRATUM_SHARE, resampler=x.resampler)
+    min_share = settings.REPORT_MIN_STRATUM_SHARE
+    f = faithfulness(x.answers, seed=x.seed, min_share=min_share, resampler=x.resampler, unsampled=x.unsampled)
     L = x.links
     return clean(
         f

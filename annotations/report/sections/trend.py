@@ -4,7 +4,7 @@ design-based variance), the sample rate beside it, and the change against the pr
 from django.conf import settings
 
 from annotations.report import selectors
-from annotations.report.frames import answer_gold_table
+from annotations.report.frames import answer_gold_table, unsampled_strata
 from annotations.report.links import Links
 from annotations.report.stats_answers import provisional
 from annotations.report.stats_common import clean
@@ -12,14 +12,19 @@ from annotations.report.stats_faithfulness import answer_outcomes, stratified_pr
 from annotations.report.stats_trend import fail_rate_series
 
 
-def summary(table, min_share):
-    """One audit's answers -> the trend's figures and the comparison input (stats_trend.compare)."""
+def summary(table, min_share, unsampled=()):
+    """One audit's answers -> the trend's figures and the comparison input (stats_trend.compare).
+    unsampled: (stratum, N_h) of its design's strata drawn with no answer."""
     f = answer_outcomes(table.reset_index(drop=True))
     done = f["complete"].astype(bool)
     groups = [(name, g["stratum_population"].iloc[0], g.loc[done[g.index], "fail"]) for name, g in f.groupby("stratum")]
-    weighted = stratified_proportion(groups, min_share, "answer with complete gold")
+    weighted = stratified_proportion(
+        groups + [(s, N, []) for s, N in unsampled], min_share, "answer with complete gold"
+    )
     strata = [(str(name), int(N), len(v), int(v.sum())) for name, N, v in groups if len(v)]
-    prov = None if done.all() else provisional(f.assign(a_bad=False, b_bad=False), min_share)
+    prov = None if done.all() else provisional(f.assign(a_bad=False, b_bad=False), min_share, unsampled)
+    if prov:
+        del prov["annotators"]  # this table has no annotator's labels: their rates are on the faithfulness section
     return {
         "fails": int(f.loc[done, "fail"].sum()),
         "n": int(done.sum()),
@@ -57,7 +62,8 @@ def build(x):
     min_share = settings.REPORT_MIN_STRATUM_SHARE
     points = []
     for a in d["audits"].itertuples():
-        s = summary(table[table["audit_id"] == a.id], min_share)
+        rows = table[table["audit_id"] == a.id]
+        s = summary(rows, min_share, unsampled_strata(a.design, set(rows["stratum"])))
         L = Links(int(a.id), None)
         points.append(
             {
@@ -77,5 +83,7 @@ def build(x):
     for p in series:
         p.pop("summary")
     current = next((p for p in series if p["current"]), None)
-    change = current["change"] if current else {"value": None, "why": "not computable: audit not found"}
+    why = "a calibration sample draws claims, not answers: it has no answer-level fail rate to compare"
+    missing = {"value": None, "why": f"not computable: {why if x.audit.is_calibration else 'audit not found'}"}
+    change = current["change"] if current else missing
     return clean({"points": series, "change": change, "regression": bool(change.get("regression"))})
