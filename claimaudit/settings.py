@@ -119,6 +119,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "claimaudit.not_allowed.MethodNotAllowedBody",  # inside CSP and CSRF: a 405 page uses both; JSON on the API
     "audit.validation.RefuseUnstorableInput",  # after CSRF and login: 400 for NUL etc. in any field
     "axes.middleware.AxesMiddleware",
     "audit.busy.BusyRetryMiddleware",  # innermost: retries the view on "database is locked", then 503

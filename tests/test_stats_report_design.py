@@ -110,7 +110,7 @@ def test_it_bounds_the_fail_rate_by_the_open_disputes_instead_of_the_agreed_subs
     # the biased subset: complete gold = the agreed-everywhere answers, 0 of 4 fail
     assert (r["fails"], r["answers"]) == (0, 3)
     p = r["provisional"]
-    assert p["label"] == "provisional: 4 disputes open"
+    assert p["label"] == "provisional: 4 disputes open; 1 answer not labelled by both yet"
     assert (p["fails_if_pass"], p["fails_if_fail"], p["answers"], p["not_labelled"]) == (1, 3, 6, 1)
     assert p["if_pass"]["ci"] == pytest.approx(list(proportion_confint(1, 6, method="wilson")))
     assert p["if_fail"]["value"] == pytest.approx(3 / 6)

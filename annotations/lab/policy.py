@@ -12,8 +12,10 @@ WHAT = "answer with complete gold"
 def policy_headlines(answers, chosen, *, min_share=0.05, unsampled=()):
     """answers: one row per sampled answer (complete, the gold counts, stratum, stratum_population); unsampled:
     (stratum, N_h) of the design's strata drawn with no answer. Per policy: fails and n over the answers with
-    complete gold, the sampled rate with its Wilson 95% CI, and the population-weighted rate with the estimator
-    and interval of the report's headline (stratified over the strata with data, never over a blocking gap)."""
+    complete gold (of `sampled`, all the sampled answers: while gold is incomplete these n are a passing-heavy
+    subset, and the report carries the headline's provisional warning), the sampled rate with its Wilson 95% CI,
+    and the population-weighted rate with the estimator and interval of the report's headline (stratified over
+    the strata with data, never over a blocking gap)."""
     out = []
     done = answers["complete"].astype(bool)
     n = int(done.sum())
@@ -35,6 +37,7 @@ def policy_headlines(answers, chosen, *, min_share=0.05, unsampled=()):
                 "chosen": policy.value == chosen,
                 "fails": x,
                 "n": n,
+                "sampled": len(answers),
                 "rate": x / n if n else None,
                 "ci": [lo, hi],
                 "weighted_rate": weighted["value"] if weighted else None,

@@ -101,7 +101,10 @@ def build_report(audit, judge_version_id=None):
         "audit": _audit(audit),
         "coverage": _coverage(x),
         "faithfulness": faithfulness.build(x),
-        "policies": policy_headlines(
+        # Answer-level fail rates, which a calibration sample (claims drawn) does not support: see faithfulness.
+        "policies": []
+        if audit.is_calibration
+        else policy_headlines(
             x.answers, audit.policy, min_share=settings.REPORT_MIN_STRATUM_SHARE, unsampled=x.unsampled
         ),
         "calibration": calibration_report(audit),

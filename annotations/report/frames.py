@@ -1,7 +1,7 @@
 """The frames every figure and every drill-down list of the report is computed from: one row per claim
 (stratum, weight, gold, annotator A and B with who they are, judge) and one row per answer (gold counts,
-complete, labelled by both, open disputes, each annotator's pass/fail). Built from the selectors' plain
-frames; pure pandas after that."""
+complete, labelled by both, open disputes, reopened and waiting for its annotator, each annotator's
+pass/fail). Built from the selectors' plain frames; pure pandas after that."""
 
 import pandas as pd
 
@@ -103,6 +103,7 @@ def tables(audit, version):
     per = cl.assign(a_bad=both & cl["A"].isin(BAD), b_bad=both & cl["B"].isin(BAD)).groupby("answer_id")
     answers["a_bad"] = answers["answer_id"].map(per["a_bad"].any()).fillna(False).astype(bool)
     answers["b_bad"] = answers["answer_id"].map(per["b_bad"].any()).fillna(False).astype(bool)
+    answers["reopened"] = answers["answer_id"].isin(f["reopened"]["answer_id"])
     by_item = subm.groupby("audit_answer_id")["annotator_id"].agg(frozenset) if len(subm) else pd.Series(dtype=object)
     answers["submitted_by"] = [by_item.get(i, frozenset()) for i in answers["item_id"]]
     return f, cl, answers, subm

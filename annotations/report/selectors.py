@@ -1,11 +1,11 @@
 """Reads for the report: ORM rows -> plain pandas frames. One query per table, never one per claim."""
 
 import pandas as pd
-from django.db.models import Count, F
+from django.db.models import Count, F, Q
 from django.db.models.functions import Substr
 
 from annotations.models import Assignment, GoldLabel, Label
-from audit.models import Answer, Audit, AuditAnswer, Claim, JudgeVerdict, JudgeVersion
+from audit.models import Answer, Audit, AuditAnswer, Claim, HistoryEvent, JudgeRun, JudgeVerdict, JudgeVersion
 
 
 def _frame(qs, columns):
@@ -71,13 +71,41 @@ def audit_frames(audit, judge_version_id):
         "assignments": assignments,
         "gold": gold,
         "judge": judge,
+        "reopened": reopened_answers(id=audit.id),
     }
+
+
+def reopened_answers(**audits):
+    """(audit_id, answer_id) of the answers, in the audits matching the filter, with an assignment a lead
+    reopened that is not submitted again: waiting for its annotator. The audit trail records every reopening
+    with the assignment's id; two queries whatever the number of audits."""
+    events = HistoryEvent.objects.filter(audit__in=Audit.objects.filter(**audits), kind="assignment", action="reopen")
+    ids = {new.get("assignment") for new in events.values_list("new", flat=True) if isinstance(new, dict)}
+    qs = Assignment.objects.filter(pk__in=ids - {None}).exclude(status=Assignment.Status.SUBMITTED)
+    qs = qs.annotate(audit_id=F("audit_answer__audit_id"), answer_id=F("audit_answer__answer_id"))
+    return _frame(qs.order_by().distinct(), ["audit_id", "answer_id"])
+
+
+def judge_run_behind(audit, version_id):
+    """The latest run of the judge version over any of the audit's answers (a run over this audit, over another
+    audit sharing an answer, over the whole dataset, or over explicit answers among them), or None."""
+    answer_ids = set(AuditAnswer.objects.filter(audit=audit).values_list("answer_id", flat=True))
+    sharing = AuditAnswer.objects.filter(answer_id__in=answer_ids).values("audit_id")
+    runs = (
+        JudgeRun.objects.filter(judge_version_id=version_id)
+        .filter(Q(audit_id__in=sharing) | Q(audit=None, dataset_id=audit.dataset_id) | Q(audit=None, dataset=None))
+        .order_by("-created_at", "-id")
+    )
+    for run in runs.iterator():  # a run over explicit answers counts only if one of them is in this audit
+        if run.audit_id or (answer_ids & set(run.answer_ids) if run.answer_ids else run.dataset_id):
+            return run
+    return None
 
 
 def dataset_gold_counts(dataset_id):
     """For every answer audit of a dataset (a calibration sample draws claims, not answers: it has no answer-level
-    fail rate): its design, its answers with their claim counts, and gold counts per (audit, answer, verdict).
-    Aggregated in SQL: four queries whatever the number of audits."""
+    fail rate): its design, its answers with their claim counts, gold counts per (audit, answer, verdict), and
+    its reopened answers. Aggregated in SQL: six queries whatever the number of audits."""
     audits = _frame(
         Audit.objects.filter(dataset_id=dataset_id, kind="answers").order_by("created_at", "id"),
         ["id", "name", "created_at", "status", "design"],
@@ -107,7 +135,8 @@ def dataset_gold_counts(dataset_id):
         .order_by(),
         ["audit_id", "answer_id", "verdict", "n"],
     )
-    return {"audits": audits, "answers": answers, "submitted": submitted, "gold": gold}
+    reopened = reopened_answers(dataset_id=dataset_id, kind="answers")
+    return {"audits": audits, "answers": answers, "submitted": submitted, "gold": gold, "reopened": reopened}
 
 
 EXCERPT = 160  # characters of question/answer shown in drill-down lists

@@ -3,7 +3,8 @@ incomplete. Pure: one row per sampled answer in, plain dicts out.
 
 Input columns: stratum, stratum_population, the gold counts (COUNT_COLUMNS), complete (every claim has
 gold), labelled (both annotators submitted), n_open (claims both labelled, still without gold: open
-disputes), a_bad / b_bad (annotator A's / B's labels make the answer fail).
+disputes), a_bad / b_bad (annotator A's / B's labels make the answer fail); optional: reopened (an assignment
+was reopened and is not submitted again).
 
 Before adjudication, the answers with complete gold are the ones on which both annotators agreed
 everywhere: a passing-heavy subset. So while gold is incomplete the headline is provisional and covers
@@ -66,6 +67,23 @@ def _strata(f, done, min_share, unsampled=()):
     return out
 
 
+def _s(n, one, many):
+    return f"{n} {one if n == 1 else many}"
+
+
+def pending_label(open_n, reopened, waiting):
+    """What keeps the headline provisional, from the counts: open disputes, answers reopened and waiting for
+    their annotator, other answers not labelled by both (never "0 disputes open" while something else waits)."""
+    parts = [_s(open_n, "dispute open", "disputes open")] if open_n or not (reopened or waiting) else []
+    if reopened:
+        parts.append(
+            _s(reopened, "answer reopened, waiting for its annotator", "answers reopened, waiting for their annotators")
+        )
+    if waiting:
+        parts.append(_s(waiting, "answer not labelled by both yet", "answers not labelled by both yet"))
+    return "provisional: " + "; ".join(parts)
+
+
 def provisional(f, min_share, unsampled=()):
     lab = f["labelled"].astype(bool)
     low = f["fail"].astype(bool)
@@ -75,11 +93,13 @@ def provisional(f, min_share, unsampled=()):
         _groups(f.assign(v=flags.astype(int)), "v", lab, unsampled), min_share, "answer labelled by both"
     )
     open_n = int(f.loc[lab, "n_open"].sum())
+    reopened = int((~lab & f["reopened"].astype(bool)).sum()) if "reopened" in f.columns else 0
     return {
         "open_disputes": open_n,
-        "label": f"provisional: {open_n} dispute{'s' if open_n != 1 else ''} open",
+        "label": pending_label(open_n, reopened, int((~lab).sum()) - reopened),
         "answers": int(lab.sum()),
         "not_labelled": int((~lab).sum()),
+        "reopened": reopened,
         "fails_if_pass": int((low & lab).sum()),
         "fails_if_fail": int((high & lab).sum()),
         "if_pass": rate(low),

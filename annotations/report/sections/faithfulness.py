@@ -1,4 +1,5 @@
-"""Faithfulness section: the figures of stats_answers with the links behind each count."""
+"""Faithfulness section: the figures of stats_answers with the links behind each count. A calibration sample
+(claims drawn, not answers) gets no answer-level figure, only what keeps its gold provisional."""
 
 from django.conf import settings
 
@@ -47,10 +48,34 @@ def _chart_rows(f):
     return rows + [{"label": f"stratum {s['stratum']}", **s["fail_rate"]} for s in f["strata"]]
 
 
+# Hidden rather than labelled: a calibration sample draws claims stratified by the judge's verdict, so its
+# "answers" are only those holding a sampled claim, with gold on the sampled claims alone. A rate over them is
+# not the population's, nor even those answers' own verdicts (their other claims were never labelled), and the
+# verdict strata over-represent the judge's rare verdicts; under any caption a lead reads such a rate as the
+# weekly fail rate. The calibration section's claim-level figures, weighted back, are the figures it supports.
+CALIBRATION_WHY = (
+    "Not shown for a calibration sample: it draws claims (stratified by the judge's verdict), not answers, so its "
+    "answers are only those holding a sampled claim, and only the sampled claims have gold. No answer-level fail "
+    "rate over them estimates the population's, or even those answers'. The calibration figures below are "
+    "claim-level, weighted back by inverse inclusion probability."
+)
+PENDING = ("label", "open_disputes", "answers", "not_labelled", "reopened")
+
+
+def _calibration(f, L):
+    p = f["provisional"]
+    pending = {k: p[k] for k in PENDING} | {"open_url": L.claims(open="1")} if p else None
+    return {"headline": f["headline"], "complete": f["complete"], "why": CALIBRATION_WHY, "strata": []} | {
+        "provisional": pending
+    }
+
+
 def build(x):
     min_share = settings.REPORT_MIN_STRATUM_SHARE
     f = faithfulness(x.answers, seed=x.seed, min_share=min_share, resampler=x.resampler, unsampled=x.unsampled)
     L = x.links
+    if x.audit.is_calibration:
+        return clean(_calibration(f, L))
     return clean(
         f
         | {

@@ -1,9 +1,12 @@
 """Judge versus gold section: confusion matrix, agreement, precision/recall, answer level and the
-noise floor (judge against gold next to each annotator against gold), with the links behind each count."""
+noise floor (judge against gold next to each annotator against gold), with the links behind each count;
+and the version's latest run over these answers when it is not done (the figures are then partial)."""
 
 import numpy as np
 import pandas as pd
+from django.urls import reverse
 
+from annotations.report import selectors
 from annotations.report.sections.agreement import PASS_FAIL, pass_fail
 from annotations.report.stats_agreement import agreement, table_from_pairs
 from annotations.report.stats_common import BAD, VERDICTS, clean, not_computable, stat
@@ -99,6 +102,27 @@ def _noise(s, x, L):
     return out | {"n_url": L.claims(**same)}
 
 
+def _unfinished_run(x):
+    """The latest run of this version over the audit's answers, if it is not done: until it is, claims it has
+    not reached yet have no verdict here, so every figure of the section covers only part of the claims."""
+    run = selectors.judge_run_behind(x.audit, x.version["id"])
+    if run is None or run.status == run.Status.DONE:
+        return None
+    return {
+        "id": run.id,
+        "status": run.status,
+        "status_label": run.get_status_display(),
+        "active": run.is_active,
+        "answers_done": run.answers_done,
+        "answers_total": run.answers_total,
+        "claims_done": run.claims_done,
+        "message": run.message,
+        "url": reverse("judge_run", args=[run.id]),
+        "audit_claims": len(x.cl),
+        "audit_claims_judged": int(x.cl["judge"].notna().sum()),
+    }
+
+
 def build(x):
     L = x.links
     if x.version is None:
@@ -117,6 +141,7 @@ def build(x):
         {
             "versions": x.versions,
             "version": x.version,
+            "unfinished_run": _unfinished_run(x),
             "matrix": _matrix(g, L),
             "without_verdict": int((g["judge"] == "none").sum()),
             "without_verdict_url": L.claims(judge="none", gold="any"),

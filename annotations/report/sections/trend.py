@@ -59,6 +59,8 @@ def _plot(s):
 def build(x):
     d = selectors.dataset_gold_counts(x.audit.dataset_id)
     table = answer_gold_table(d["answers"], d["gold"], d["submitted"], ["audit_id", "answer_id"])
+    reopened = set(zip(d["reopened"]["audit_id"], d["reopened"]["answer_id"], strict=True))
+    table["reopened"] = [k in reopened for k in zip(table["audit_id"], table["answer_id"], strict=True)]
     min_share = settings.REPORT_MIN_STRATUM_SHARE
     points = []
     for a in d["audits"].itertuples():
