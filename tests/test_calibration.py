@@ -149,3 +149,20 @@ def test_it_creates_one_from_its_page(client, judged):
     assert r.status_code == 400 and "Metadata field" in r.content.decode()
     client.force_login(make_user("ann", "annotator"))
     assert client.get("/audits/new/calibration/").status_code == 403
+
+
+def test_it_weights_the_judge_section_of_a_calibration_audit_by_each_claims_own_weight(client, judged):
+    """The judge section's population figures use the sampled claim's weight (N_h / n_h of its own stratum),
+    not its answer's: the same 30 / 39 as the calibration section above, from the table written out here."""
+    ds, version, claims = judged
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=12, seed=7)
+    for ac in AuditClaim.objects.filter(audit=audit).select_related("claim"):
+        GoldLabel.objects.create(audit=audit, claim=ac.claim, verdict=S, source="adjudicated")
+    weight = dict(AuditClaim.objects.filter(audit=audit).values_list("claim_id", "weight"))
+    said = dict(JudgeVerdict.objects.filter(claim_id__in=weight).values_list("claim_id", "verdict"))
+    right = sum(w for c, w in weight.items() if said[c] == S)
+    assert (right, sum(weight.values())) == (pytest.approx(30), pytest.approx(39))
+    client.force_login(make_user("lead", "lead"))
+    judge = client.get(f"/reports/{audit.id}/report.json").json()["judge"]
+    assert judge["weighted"]["accuracy"]["value"] == pytest.approx(right / sum(weight.values()))
+    assert judge["sampled"]["accuracy"]["value"] == pytest.approx(5 / 12)

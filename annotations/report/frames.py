@@ -47,9 +47,10 @@ def answer_gold_table(answers, gold_long, submitted, keys):
 
 def claim_frame(f):
     """One row per claim of the audit: stratum, weight, gold (and its source), A, B (verdicts and who),
-    judge (raw, guard)."""
+    judge (raw, guard). Stratum and weight are the answer's, or in a calibration sample the claim's own."""
     cl = f["claims"].rename(columns={"id": "claim_id"})
-    items = f["items"][["id", "answer_id", "position", "stratum", "weight"]]
+    own = [c for c in ("stratum", "weight") if c in cl.columns]  # a calibration sample's claims carry their own
+    items = f["items"][["id", "answer_id", "position", *(c for c in ("stratum", "weight") if c not in own)]]
     cl = cl.merge(items.rename(columns={"id": "item_id", "position": "item_position"}), on="answer_id", how="left")
     gold = f["gold"][["claim_id", "verdict", "source"]].rename(columns={"verdict": "gold", "source": "gold_source"})
     cl = cl.merge(gold, on="claim_id", how="left")

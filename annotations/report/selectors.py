@@ -5,7 +5,17 @@ from django.db.models import Count, F, Q
 from django.db.models.functions import Substr
 
 from annotations.models import Assignment, GoldLabel, Label
-from audit.models import Answer, Audit, AuditAnswer, Claim, HistoryEvent, JudgeRun, JudgeVerdict, JudgeVersion
+from audit.models import (
+    Answer,
+    Audit,
+    AuditAnswer,
+    AuditClaim,
+    Claim,
+    HistoryEvent,
+    JudgeRun,
+    JudgeVerdict,
+    JudgeVersion,
+)
 
 
 def _frame(qs, columns):
@@ -45,6 +55,9 @@ def audit_frames(audit, judge_version_id):
         ["id", "answer_id", "external_id", "position", "stratum", "stratum_population", "stratum_sample", "weight"],
     )
     claims = _frame(audit.claims(), ["id", "answer_id", "position"])  # a calibration sample: its sampled claims
+    if audit.is_calibration:  # each sampled claim has its own stratum and weight, not its answer's
+        design = _frame(AuditClaim.objects.filter(audit=audit), ["claim_id", "stratum", "weight"])
+        claims = claims.merge(design.rename(columns={"claim_id": "id"}), on="id", how="left")
     labels = _frame(
         Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status=Assignment.Status.SUBMITTED)
         .exclude(verdict="")
