@@ -327,6 +327,16 @@ class EdgeCaseTests(Upload):
             (texts(b), b.meta), (["Jahrespläne: 10 % Rabatt; monatlich: kein Rabatt."], {"faithfulness": ""})
         )
 
+    def test_it_reads_the_delimiter_from_excels_sep_line_before_the_header(self):
+        body = (REAL / "excel_semicolon.csv").read_bytes().removeprefix(b"\xef\xbb\xbf")
+        self.assertEqual(self.upload("hinted.csv", b"\xef\xbb\xbfsep=;\r\n" + body).created, 2)
+        a = Answer.objects.get(external_id="de-1")
+        self.assertEqual((a.question, a.meta), ("Wie lange gilt die Garantie?", {"faithfulness": "0,87"}))
+        self.assertEqual(  # with the hint, the header is line 2 and a record's line counts it
+            self.refused("bad.csv", b"sep=,\nid,answer,passages\nx,y,[]\n"),
+            [(2, "question", "missing column in the CSV header")],
+        )
+
     def test_it_reads_an_excel_csv_with_a_bom_before_the_first_column_name(self):
         self.assertEqual(self.upload("excel_ragas.csv").created, 2)
         a = Answer.objects.get(question="Wie exportiere ich Rechnungen?")

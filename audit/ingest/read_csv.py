@@ -1,6 +1,7 @@
 """CSV answer files, read with bounded memory, one row at a time.
 
-The delimiter is whichever of `,` `;` and tab the header line holds most (Excel writes `;` in many locales).
+The delimiter is whichever of `,` `;` and tab the header line holds most (Excel writes `;` in many locales), or
+the one a first line `sep=;` names (Excel's own hint, which it writes and reads before the header).
 The header is checked against the format's required columns (formats.csv_columns); a cell of a JSON column
 holds JSON or a Python list of strings (how pandas writes a list column), a `|`-joined list of DeepEval's
 save_as is split by formats.to_native. A quoted cell may span lines: a record's line is where it starts.
@@ -13,10 +14,13 @@ import ast
 import csv
 import itertools
 import json
+import re
 
 from audit.ingest import formats
 from audit.ingest.parse import RecordError
 from audit.ingest.read_json import no_constant
+
+SEP_HINT = re.compile(r'^"?sep=([,;\t|])"?\r?\n?$')
 
 
 class _StopLine(Exception):
@@ -42,20 +46,23 @@ def csv_file(stream, lim, fmt, mapping, adapter):
     lines = _csv_lines(stream, lim, counter)
     try:
         first = next(lines, None)
+        hint = first and SEP_HINT.match(first)  # Excel's `sep=;` line names the delimiter, then the header follows
+        if hint:
+            first = next(lines, None)
         if first is None:
             return
-        reader = csv.reader(itertools.chain([first], lines), delimiter=_delimiter(first))
-        header = next(reader, None)
+        reader = csv.reader(itertools.chain([first], lines), delimiter=hint[1] if hint else _delimiter(first))
+        header, at = next(reader, None), counter[0]  # the header's line
         fmt, required, json_cols = formats.csv_columns(fmt, mapping, header)
         joined = formats.JOINED.get(fmt, ())
         adapt = adapter(fmt, mapping, lim)
         missing = [c for c in required if c not in header]
         if missing:
-            yield 1, None, [RecordError(1, c, "missing column in the CSV header") for c in missing]
+            yield at, None, [RecordError(at, c, "missing column in the CSV header") for c in missing]
             return
         dupes = {c for c in header if header.count(c) > 1}
         if dupes:
-            yield 1, None, [RecordError(1, c, "column appears twice in the CSV header") for c in sorted(dupes)]
+            yield at, None, [RecordError(at, c, "column appears twice in the CSV header") for c in sorted(dupes)]
             return
         while True:
             line = counter[0] + 1  # a quoted cell may span lines: the record starts here
