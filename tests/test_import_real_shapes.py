@@ -269,10 +269,11 @@ class RagTruthTests(Upload):
         )
         self.assertEqual((again.status_code, ImportBatch.objects.latest("id").status), (200, "noop"))
 
-    def test_it_refuses_a_raw_ragtruth_record_whose_passages_are_one_string(self):
+    def test_it_takes_a_raw_ragtruth_record_whose_passages_are_one_string_as_one_passage(self):
         mapping = "question=source_info.question\nanswer=response\npassages=source_info.passages"
-        errors = self.refused("ragtruth_raw.jsonl", format="mapping", mapping=mapping)
-        self.assertEqual(errors, [(1, "source_info.passages", "must be a list, got str")])
+        self.assertEqual(self.upload("ragtruth_raw.jsonl", format="mapping", mapping=mapping).created, 1)
+        raw = json.loads((REAL / "ragtruth_raw.jsonl").read_text().splitlines()[0])
+        self.assertEqual(texts(Answer.objects.get()), [raw["source_info"]["passages"]])
 
 
 class EdgeCaseTests(Upload):

@@ -9,7 +9,8 @@ context/source_documents of documents), also as a LangSmith run (the same fields
 `question=prompt` or `passage.text=content`; a source may be a dotted path into nested objects and lists,
 e.g. `observations.0.output`). `auto` detects the format of each record from its fields. In every format a
 passage may be a plain string or a LangChain-style document (page_content, metadata with
-id/source/title/url/..., also as LangChain serialises it: {"lc": 1, "kwargs": {...}}).
+id/source/title/url/..., also as LangChain serialises it: {"lc": 1, "kwargs": {...}}); in a tool's shape (not
+native) the passages field may also be one string of context, taken as one passage.
 
 A field with a native name (id, created_at, meta, claims, ...) keeps its meaning unless the shape takes that
 native field from another one: then it goes into `meta`. The fields a shape takes are left out of `meta`,
@@ -162,7 +163,10 @@ def to_native(obj, fmt, mapping):
         _fold(out, meta)
     if "id" not in out:
         out["id"] = _derived_id("a", obj)
-    out["passages"] = _passages(out.get("passages"), mapping)
+    passages = out.get("passages")
+    if src and isinstance(passages, str) and passages.strip():
+        passages = [passages]  # a tool's one string of context (a chain's formatted "context"): one passage
+    out["passages"] = _passages(passages, mapping)
     return out, src
 
 
