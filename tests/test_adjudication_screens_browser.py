@@ -52,6 +52,8 @@ def test_it_shows_every_span_where_evidence_overlaps_and_the_missing_reason_inli
     assert "A reason is required" in error.inner_text()
     assert page.locator(f"#claim-block-{c0.id} input[name=reason]").get_attribute("aria-invalid") == "true"
     assert not GoldLabel.objects.filter(claim=c0, source="adjudicated").exists()
+    # The block's swap reloads the passages pane (its htmx:afterSwap): measure once that request is swapped in.
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
     source = page.locator("#passages .source").first.bounding_box()  # long urls wrap inside the pane
     pane = page.locator(".passages-pane").bounding_box()
     assert source["x"] + source["width"] <= pane["x"] + pane["width"]
