@@ -1,11 +1,10 @@
 """Reads shared across the audit domain."""
 
-import re
-
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from audit.models import Answer, Claim, Dataset, JudgeVerdict, Passage
+from audit.sampling.population import meta_path_ok, meta_text
 
 
 def _count(qs):
@@ -30,9 +29,8 @@ def answer_search(*, q="", dataset_id=None, meta_key="", meta_value=""):
         qs = qs.filter(dataset_id=dataset_id)
     if q:
         qs = qs.filter(Q(question__icontains=q) | Q(text__icontains=q) | Q(external_id=q))
-    if meta_key and re.fullmatch(r"[A-Za-z0-9_]+", meta_key) and "__" not in meta_key:
-        # Metadata values arrive as text from the form; match the stored JSON string.
-        qs = qs.filter(**{f"meta__{meta_key}": meta_value})
+    if meta_key and meta_path_ok(meta_key):  # a field or a nested path (a.b), compared as text like the strata
+        qs = qs.alias(_meta=meta_text(meta_key)).filter(_meta=meta_value)
     return qs
 
 

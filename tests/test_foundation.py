@@ -72,6 +72,15 @@ class BrowseTests(TestCase):
         self.assertContains(r, "ans.nice")
         self.assertNotContains(r, "ans.lyon")
 
+    def test_it_filters_answers_by_a_nested_metadata_path_compared_as_text(self):
+        ds = make_dataset("nested")
+        make_answer(ds, external_id="ans.v1", meta={"run": {"pipeline": "v1", "shard": 7}})
+        make_answer(ds, external_id="ans.v2", meta={"run": {"pipeline": "v2", "shard": 8}})
+        for key, value, found in (("run.pipeline", "v2", "ans.v2"), ("run.shard", "7", "ans.v1")):
+            r = self.client.get("/answers/", {"meta_key": key, "meta_value": value})
+            self.assertContains(r, found)
+            self.assertNotContains(r, ({"ans.v1", "ans.v2"} - {found}).pop())
+
     def test_it_serves_the_results_partial_to_htmx(self):
         make_answer(external_id="x1")
         r = self.client.get("/answers/", headers={"HX-Request": "true"})

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotations.lab.guardrail import guardrail_check
+from annotations.lab.guardrail import GuardrailError, guardrail_check
 from audit.judge.definitions import current_version, definitions_seed
 from audit.models import Answer, AnswerVerdict, JudgeLevel
 from claimaudit.services import api_token_create
@@ -164,3 +164,13 @@ def test_it_answers_the_check_over_the_api_with_a_token(client, version):
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "judge_version"
     missing = client.get("/api/v1/guardrail", {**q, "baseline": "no-such-dataset"}, **auth["lead"])
     assert missing.status_code == 400 and missing.json()["errors"]
+
+
+def test_it_groups_by_a_nested_metadata_path_and_refuses_a_bad_one(version):
+    group(version, "runs", 2, 60, meta={"run": {"pipeline": "v1"}})
+    group(version, "runs", 9, 60, meta={"run": {"pipeline": "v2"}})
+    r = guardrail_check("runs:meta.run.pipeline=v1", "runs:meta.run.pipeline=v2", version)
+    assert r["test"]["p"] == pytest.approx(exact_permutation_p(9, 60, 2, 60))  # the same groups as a flat key
+    with pytest.raises(GuardrailError) as e:
+        guardrail_check("runs:meta.run..pipeline=v1", "runs", version)
+    assert e.value.field == "baseline" and "not a metadata field or path" in str(e.value)

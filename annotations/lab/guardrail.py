@@ -1,15 +1,16 @@
-"""The guardrail check: does a candidate (a dataset, or a metadata value such as meta.pipeline=v2) fail
-more answers than its baseline on the answer-level verdict of one judge version? Matched on the same
-questions where the two groups share questions. A significant regression (the z-test, or the exact
-permutation test when an expected count is below 10) blocks."""
+"""The guardrail check: does a candidate (a dataset, or a metadata value such as meta.pipeline=v2, or a nested
+one such as meta.run.pipeline=v2) fail more answers than its baseline on the answer-level verdict of one judge
+version? Matched on the same questions where the two groups share questions. A significant regression (the
+z-test, or the exact permutation test when an expected count is below 10) blocks."""
 
 import re
 
 from annotations.lab import stats
 from audit.judge.verdicts import answer_fails
 from audit.models import Answer, Dataset
+from audit.sampling.population import meta_path_ok, meta_text
 
-GROUP = re.compile(r"(?P<dataset>[^:]+?)(?::meta\.(?P<key>[A-Za-z0-9_-]+)=(?P<value>.*))?")
+GROUP = re.compile(r"(?P<dataset>[^:]+?)(?::meta\.(?P<key>[A-Za-z0-9_.-]+)=(?P<value>.*))?")
 ALPHA = 0.05
 
 
@@ -28,7 +29,11 @@ def group_answers(text, field):
     if dataset is None:
         raise GuardrailError(field, f"no dataset named {m['dataset']!r}")
     qs = Answer.objects.filter(dataset=dataset)
-    return qs.filter(**{f"meta__{m['key']}": m["value"]}) if m["key"] else qs
+    if not m["key"]:
+        return qs
+    if not meta_path_ok(m["key"]):
+        raise GuardrailError(field, f"{m['key']!r} is not a metadata field or path (meta.FIELD, meta.FIELD.KEY)")
+    return qs.alias(_meta=meta_text(m["key"])).filter(_meta=m["value"])  # as text, like the strata
 
 
 def matched(base, cand):
