@@ -4,6 +4,7 @@ People: a lead, annotators A (`alice-a`) and B (`bob-b`), an adjudicator, an out
 label A writes carries the note NOTE-BY-A, every label of B NOTE-BY-B, every judge verdict the reason
 JUDGE-SAYS: a page shown to one annotator must carry neither the other's marker nor the judge's."""
 
+from django.test import TestCase
 from django.utils import timezone
 
 from annotations.adjudication.services import audit_close, audit_reopen, gold_adjudicate
@@ -174,3 +175,12 @@ def two_designs(p):
                verdicts=lambda i, pos, slot, bad=bad: "unsupported" if i in bad else "supported")  # fmt: skip
         audit_close(audit, p["lead"])
     return simple, stratified
+
+
+class StatesCase(TestCase):
+    """The people and the audits in every state (states()), built once for the test class."""
+
+    @classmethod
+    def setUpTestData(cls):
+        cls.p = people()
+        cls.s = states(cls.p)

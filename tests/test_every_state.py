@@ -8,13 +8,13 @@ import json
 import logging
 import re
 
-from django.test import Client, TestCase
+from django.test import Client
 
 from annotations.models import Assignment, GoldLabel
 from audit.models import AuditAnswer, JudgeRun, JudgeVersion
 from claimaudit.services import api_token_create
 from tests.loop_helpers import text_of
-from tests.state_helpers import MARK, people, states
+from tests.state_helpers import MARK, StatesCase
 
 ROLES = ("lead", "A", "B", "adj", "outsider", "anon")
 DRILLED = ("half", "reopened", "judge_done", "strata", "calibration", "simple")
@@ -46,11 +46,10 @@ SITE = [  # pages of no one audit, which list audits in every state; None: every
 ]  # fmt: skip
 
 
-class EveryState(TestCase):
+class EveryState(StatesCase):
     @classmethod
     def setUpTestData(cls):
-        cls.p = people()
-        cls.s = states(cls.p)
+        super().setUpTestData()
         cls.tokens = {k: api_token_create(u, "t")[1] for k, u in cls.p.items()}
 
     def ids(self, audit):

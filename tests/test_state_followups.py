@@ -4,13 +4,13 @@
 import json
 import re
 
-from django.test import Client, TestCase
+from django.test import Client
 
 from annotations.models import Assignment, GoldLabel
 from audit.models import HistoryEvent, JudgeRun, JudgeVerdict
 from claimaudit.services import api_token_create
 from tests.factories import make_judge_version
-from tests.state_helpers import people, states
+from tests.state_helpers import StatesCase
 from tests.test_report_page import section, text
 
 
@@ -36,12 +36,7 @@ def pending(audit):
     return open_disputes, reopened, waiting
 
 
-class Followups(TestCase):
-    @classmethod
-    def setUpTestData(cls):
-        cls.p = people()
-        cls.s = states(cls.p)
-
+class Followups(StatesCase):
     def setUp(self):
         self.client.force_login(self.p["lead"])
 
@@ -170,12 +165,7 @@ class Followups(TestCase):
         self.assertNotIn("provisional", section(self.page("closed"), "policies"))
 
 
-class MethodNotAllowed(TestCase):
-    @classmethod
-    def setUpTestData(cls):
-        cls.p = people()
-        cls.s = states(cls.p)
-
+class MethodNotAllowed(StatesCase):
     def test_it_says_which_methods_a_post_only_url_takes(self):
         c = Client()
         c.force_login(self.p["lead"])
