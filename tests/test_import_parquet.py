@@ -226,6 +226,15 @@ class RefusalTests(Upload):
         errors = self.refused("damaged.parquet", bytes(damaged))
         self.assertIn("'damaged.parquet' is not a readable Parquet file", errors[0][2])
 
+    def test_it_refuses_a_date_python_cannot_hold_naming_the_file_not_a_500(self):
+        table = pa.table(
+            {"id": ["d1"], "question": ["q"], "answer": ["a."], "created_at": pa.array([2**62], pa.timestamp("ms"))}
+        )
+        out = io.BytesIO()
+        pq.write_table(table, out)
+        errors = self.refused("dates.parquet", out.getvalue())
+        self.assertIn("'dates.parquet' is not a readable Parquet file", errors[0][2])
+
     def test_it_refuses_a_file_without_rows(self):
         self.assertEqual(
             self.refused("empty.parquet", parquet([], RAGAS)), [(0, "file", "no records found (the file is empty)")]

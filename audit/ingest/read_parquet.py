@@ -30,7 +30,7 @@ BATCH_BYTES = 32 * 1024 * 1024  # and about this much data (uncompressed): fewer
 INDEX_COLUMN = re.compile(r"__index_level_\d+__")
 # What pyarrow raises on a file that is not Parquet or is damaged (a bad footer, a corrupt page, a map with
 # a key twice).
-UNREADABLE = (pyarrow.ArrowException, OSError, ValueError, KeyError)
+UNREADABLE = (pyarrow.ArrowException, OSError, ValueError, KeyError, OverflowError)  # Overflow: a date past year 9999
 
 
 def parquet_file(source, file_name, lim, adapt, advance=None):
