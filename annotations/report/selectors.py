@@ -102,15 +102,22 @@ def reopened_answers(**audits):
 def judge_run_behind(audit, version_id):
     """The latest run of the judge version over any of the audit's answers (a run over this audit, over another
     audit sharing an answer, over the whole dataset, or over explicit answers among them), or None."""
-    answer_ids = set(AuditAnswer.objects.filter(audit=audit).values_list("answer_id", flat=True))
-    sharing = AuditAnswer.objects.filter(answer_id__in=answer_ids).values("audit_id")
+    answers = AuditAnswer.objects.filter(audit=audit).values("answer_id")
+    sharing = AuditAnswer.objects.filter(answer_id__in=answers).values("audit_id")  # subqueries: a fixed statement
     runs = (
         JudgeRun.objects.filter(judge_version_id=version_id)
         .filter(Q(audit_id__in=sharing) | Q(audit=None, dataset_id=audit.dataset_id) | Q(audit=None, dataset=None))
         .order_by("-created_at", "-id")
     )
+    answer_ids = None
     for run in runs.iterator():  # a run over explicit answers counts only if one of them is in this audit
-        if run.audit_id or (answer_ids & set(run.answer_ids) if run.answer_ids else run.dataset_id):
+        if not run.answer_ids:
+            if run.audit_id or run.dataset_id:
+                return run
+            continue
+        if answer_ids is None:
+            answer_ids = set(answers.values_list("answer_id", flat=True))
+        if run.audit_id or answer_ids & set(run.answer_ids):
             return run
     return None
 
