@@ -2,11 +2,12 @@
 the real SDK against the fake Messages API (tests/fake_anthropic.py), which caches and bills by ttl."""
 
 import json
+from types import SimpleNamespace as U
 
 import pytest
 from django.conf import settings
 
-from audit.judge import runner
+from audit.judge import llm, runner
 from audit.judge.services import judge_run_create, judge_run_execute
 from tests.factories import make_dataset, make_user
 from tests.fake_anthropic import claim_of
@@ -153,3 +154,16 @@ def test_it_reserves_a_1_hour_write_at_the_1_hour_price():
         tokens_in = len(json.dumps(params).encode()) + runner.OVERHEAD_TOKENS
         expected = (tokens_in * price + 10 * OUTPUT) / 1e6
         assert runner.call_worst_case(params, prices()) == (tokens_in + 10, pytest.approx(expected, rel=1e-12))
+
+
+def test_it_bills_a_write_at_the_asked_ttl_unless_the_breakdown_says_otherwise():
+    def one_hour(ttl, split):
+        u = U(input_tokens=1, output_tokens=1, cache_creation_input_tokens=100, cache_read_input_tokens=0)
+        if split is not ...:
+            u.cache_creation = split
+        return llm._usage(u, ttl)["cache_write_1h"]
+
+    assert one_hour("1h", ...) == 100 and one_hour("5m", ...) == 0  # no breakdown: the ttl asked
+    assert one_hour("1h", U(ephemeral_1h_input_tokens=None, ephemeral_5m_input_tokens=None)) == 100  # empty one too
+    assert one_hour("5m", U(ephemeral_1h_input_tokens=40, ephemeral_5m_input_tokens=60)) == 40  # the breakdown wins
+    assert one_hour("1h", U(ephemeral_1h_input_tokens=900, ephemeral_5m_input_tokens=0)) == 100  # never over the total

@@ -107,7 +107,7 @@ def collect(run, judge, rec, entry, progress):
             progress(run)
         time.sleep(poll)
     # BATCH_TTL: the only ttl a request of these batches asks for (a request without a breakpoint writes nothing)
-    results = list(judge.batch_results(entry["id"], stage_of, lambda cid: BATCH_TTL))
+    results = list(judge.batch_results(entry["id"], stage_of, BATCH_TTL))
     ids = [int(cid.split("-", 1)[1]) for cid, _ in results]
     if entry["stage"] == "decompose":
         answer_of = {i: i for i in ids}

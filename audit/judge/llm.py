@@ -57,9 +57,8 @@ def _usage(u, ttl="5m"):
     at the 1-hour price): the API's breakdown when it gives one, else the request's ttl decides."""
     write = u.cache_creation_input_tokens or 0
     split = getattr(u, "cache_creation", None)  # the breakdown by ttl; older API versions send none
-    one_hour = write if ttl == "1h" else 0
-    if split is not None:
-        one_hour = split.ephemeral_1h_input_tokens or 0
+    said = getattr(split, "ephemeral_1h_input_tokens", None)  # the breakdown, when the API gives one
+    one_hour = min(write, said) if said is not None else (write if ttl == "1h" else 0)
     return {
         "input": u.input_tokens or 0,
         "output": u.output_tokens or 0,
@@ -182,9 +181,9 @@ class LLMJudge:
         batch = call_with_retries(lambda: self.client.messages.batches.retrieve(batch_id))
         return not isinstance(batch, Outcome) and batch.processing_status == "ended"  # failed: poll again
 
-    def batch_results(self, batch_id, stage_of, ttl_of=lambda custom_id: "5m"):
-        """Yields (custom_id, Outcome); stage_of(custom_id) names the parser to use, ttl_of(custom_id) the
-        cache ttl its request asked for (bills the write when the API does not break it down by ttl)."""
+    def batch_results(self, batch_id, stage_of, ttl="5m"):
+        """Yields (custom_id, Outcome); stage_of(custom_id) names the parser to use; ttl is the cache ttl the
+        batch's requests asked for (bills a write the API does not break down by ttl)."""
         items = call_with_retries(lambda: list(self.client.messages.batches.results(batch_id)))
         if isinstance(items, Outcome):  # the run stops; a resume collects the same batch again
             raise FatalJudgeError(f"results of batch {batch_id} not read: {items.error}")
@@ -192,7 +191,7 @@ class LLMJudge:
             result = item.result
             if result.type == "succeeded":
                 cid = item.custom_id
-                yield cid, outcome_from_message(stage_of(cid), result.message, ttl_of(cid))
+                yield cid, outcome_from_message(stage_of(cid), result.message, ttl)
             elif result.type == "errored":
                 err = getattr(result.error, "error", None)
                 yield (
