@@ -1,5 +1,7 @@
 """Reads shared across the audit domain."""
 
+from django.core.exceptions import EmptyResultSet
+from django.db import connections
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, Subquery
 from django.db.models.functions import Coalesce
 
@@ -11,6 +13,19 @@ def _count(qs):
     """A correlated COUNT(*) subquery over qs (already filtered on the outer dataset)."""
     counted = qs.order_by().values("answer__dataset" if qs.model is Claim else "dataset")
     return Coalesce(Subquery(counted.annotate(n=Count("pk")).values("n"), output_field=IntegerField()), 0)
+
+
+def plain_rows(values_list):
+    """The rows of a values_list queryset as the database driver returns them, without Django's per-value
+    converters: for bulk reads (exports) of text, numbers and booleans, where converting costs a third of the
+    read. A JSONField comes back as its JSON text (both backends load jsonb as text)."""
+    try:
+        sql, params = values_list.query.get_compiler(using=values_list.db).as_sql()
+    except EmptyResultSet:  # a filter that can match nothing (pk__in=[])
+        return []
+    with connections[values_list.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def dataset_counts():

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from annotations.adjudication import export, services
 from annotations.models import Assignment
 from audit.models import AuditAnswer, Claim, JudgeVerdict
+from audit.selectors import plain_rows
 from tests.factories import make_gold, make_judge_version, make_labelled_audit, make_user
 
 VERDICTS = {  # (answer index, claim position) -> (A, B)
@@ -134,6 +135,15 @@ class ExportTests(TestCase):
         self.assertEqual((rows[2]["gold_verdict"], rows[2]["annotator_a_verdict"]), ("unsupported", "contradicted"))
         self.assertRegex(pa, r"^ann-[0-9a-f]{10}$")
         self.assertNotEqual(pa, pb)
+
+    def test_it_exports_a_claims_imported_fields_as_sorted_json(self):
+        Claim.objects.filter(pk=self.c00.pk).update(meta={"z": 1, "tool": {"b": [1, 2], "a": None}, "n": "é"})
+        Claim.objects.filter(pk=self.c10.pk).update(meta={})
+        rows = parse_jsonl(export.export_bytes(self.audit, level="claim", fmt="jsonl"))
+        expected = '{"n": "é", "tool": {"a": null, "b": [1, 2]}, "z": 1}'
+        self.assertEqual([r["claim_meta"] for r in rows[:3]], [expected, None, None])
+        table = list(csv.DictReader(io.StringIO(export.export_bytes(self.audit, fmt="csv").decode())))
+        self.assertEqual([r["claim_meta"] for r in table[:3]], [expected, "", ""])
 
     def test_it_exports_answer_columns_and_values(self):
         self.close()
@@ -269,3 +279,13 @@ class ExportViewTests(TestCase):
         r = self.client.get(self.url, {"level": "answer", "format": "parquet"})
         self.assertEqual(r["Content-Type"], "application/vnd.apache.parquet")
         self.assertEqual(self.client.get(self.url, {"format": "xlsx"}).status_code, 400)
+
+
+class PlainRowsTests(TestCase):
+    def test_it_reads_rows_without_converters_and_nothing_for_an_empty_filter(self):
+        people = make_user("p1", "annotator"), make_user("p2", "annotator")
+        claim = make_labelled_audit(*people, n_answers=1, n_claims=1).claims().first()
+        Claim.objects.filter(pk=claim.pk).update(meta={"k": [1]})
+        self.assertEqual(plain_rows(Claim.objects.filter(pk__in=[]).values_list("id")), [])
+        [(pk, meta)] = plain_rows(Claim.objects.filter(pk=claim.pk).values_list("id", "meta"))
+        self.assertEqual((pk, json.loads(meta)), (claim.pk, {"k": [1]}))  # JSON as its text on both backends

@@ -18,6 +18,7 @@ from annotations.adjudication.selectors import latest_judge_verdicts
 from annotations.models import Assignment, GoldLabel, Label
 from audit.lazy import lazy_module
 from audit.models import SCORED_VERDICTS, AuditAnswer, AuditClaim, Verdict
+from audit.selectors import plain_rows
 
 parquet = lazy_module("annotations.adjudication.parquet")  # pyarrow is loaded by a Parquet export only
 
@@ -87,6 +88,15 @@ ANSWER_COLUMNS = [
     ("provisional", B),
 ]
 FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
+NO_LABEL, NO_GOLD = (None,) * 4, (None,) * 6
+
+
+def _meta_json(text):
+    """The claim's stored meta (JSON text) with sorted keys, or None when it is empty."""
+    if text in (None, "{}", "null"):
+        return None
+    meta = json.loads(text)
+    return json.dumps(meta, sort_keys=True, ensure_ascii=False) if meta else None
 
 
 def pseudonym(user_id):
@@ -108,39 +118,57 @@ def _parts(audit, names):
         rows = AuditClaim.objects.filter(audit=audit).values("claim_id", "stratum", "inclusion_probability", "weight")
         design = {r.pop("claim_id"): r for r in rows}
     claims = {}
-    for c in audit.claims().order_by("position").values("id", "answer_id", "position", "text", "meta"):
-        claims.setdefault(c["answer_id"], []).append(c | design.get(c["id"], {}))
+    for cid, answer_id, position, text, meta in plain_rows(
+        audit.claims().order_by("position").values_list("id", "answer_id", "position", "text", "meta")
+    ):
+        c = {"id": cid, "position": position, "text": text, "meta": meta}
+        claims.setdefault(answer_id, []).append(c | design.get(cid, {}))
+    who = {}  # user id -> what the export calls them: one hash per person, not per row
+
+    def named(user_id, username):
+        if user_id not in who:
+            who[user_id] = username if names else user_id and pseudonym(user_id)
+        return who[user_id]
+
     gold = {
-        g["claim_id"]: g
-        for g in GoldLabel.objects.filter(audit=audit).values(
-            "claim_id",
-            "verdict",
-            "evidence_text",
-            "evidence_passage__external_id",
-            "source",
-            "adjudicator_id",
-            "adjudicator__username",
-            "reason",
+        claim_id: (verdict, evidence, passage, source, named(adjudicator, username), reason)
+        for claim_id, verdict, evidence, passage, source, adjudicator, username, reason in plain_rows(
+            GoldLabel.objects.filter(audit=audit).values_list(
+                "claim_id",
+                "verdict",
+                "evidence_text",
+                "evidence_passage__external_id",
+                "source",
+                "adjudicator_id",
+                "adjudicator__username",
+                "reason",
+            )
         )
     }
-    for g in gold.values():
-        g["who"] = g["adjudicator__username"] if names else g["adjudicator_id"] and pseudonym(g["adjudicator_id"])
     people = {}
     for a in Assignment.objects.filter(audit_answer__audit=audit).values(
         "audit_answer_id", "slot", "annotator_id", "annotator__username", "status", "omission", "note"
     ):
-        a["who"] = a["annotator__username"] if names else pseudonym(a["annotator_id"])
+        a["who"] = named(a["annotator_id"], a["annotator__username"])
         people[(a["audit_answer_id"], a["slot"])] = a
+    submitted = Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status="submitted")
     labels = {
-        (lb["assignment__audit_answer_id"], lb["assignment__slot"], lb["claim_id"]): lb
-        for lb in Label.objects.filter(assignment__audit_answer__audit=audit, assignment__status="submitted").values(
-            "claim_id",
-            "verdict",
-            "evidence_text",
-            "note",
-            "assignment__slot",
-            "assignment__audit_answer_id",
-            *(f"flag_{f}" for f in FLAGS),
+        (item_id, slot, claim_id): (
+            verdict,
+            evidence,
+            " ".join(f for f, on in zip(FLAGS, flags, strict=True) if on),
+            note,
+        )
+        for item_id, slot, claim_id, verdict, evidence, note, *flags in plain_rows(
+            submitted.values_list(
+                "assignment__audit_answer_id",
+                "assignment__slot",
+                "claim_id",
+                "verdict",
+                "evidence_text",
+                "note",
+                *(f"flag_{f}" for f in FLAGS),
+            )
         )
     }
     judge = latest_judge_verdicts(
@@ -164,25 +192,12 @@ def claim_rows(audit, *, names=False):
     provisional, out = not audit.is_closed, []
     for it in items:
         for c in claims.get(it["answer_id"], []):
-            g, j = gold.get(c["id"], {}), judge.get(c["id"], {})
-            row = [
-                audit.name,
-                it["answer__external_id"],
-                c["id"],
-                c["position"],
-                c["text"],
-                g.get("verdict"),
-                g.get("evidence_text"),
-                g.get("evidence_passage__external_id"),
-                g.get("source"),
-                g.get("who"),
-                g.get("reason"),
-            ]
+            j = judge.get(c["id"], {})
+            row = [audit.name, it["answer__external_id"], c["id"], c["position"], c["text"]]
+            row += gold.get(c["id"], NO_GOLD)  # verdict, evidence, passage, source, adjudicator, reason
             for slot in "AB":
-                lb = labels.get((it["id"], slot, c["id"]), {})
-                flags = " ".join(f for f in FLAGS if lb.get(f"flag_{f}")) if lb else None
                 who = people.get((it["id"], slot), {}).get("who")
-                row += [who, lb.get("verdict"), lb.get("evidence_text"), flags, lb.get("note")]
+                row += [who, *labels.get((it["id"], slot, c["id"]), NO_LABEL)]  # verdict, evidence, flags, note
             version = f"{j['judge_version__name']}@{j['judge_version__content_hash'][:12]}" if j else None
             row += [
                 j.get("verdict"),
@@ -195,7 +210,7 @@ def claim_rows(audit, *, names=False):
                 c.get("inclusion_probability", it["inclusion_probability"]),
                 c.get("weight", it["weight"]),
                 provisional,
-                json.dumps(c["meta"], sort_keys=True, ensure_ascii=False) if c["meta"] else None,
+                _meta_json(c["meta"]),
             ]
             out.append(row)
     return out
@@ -205,7 +220,7 @@ def answer_rows(audit, *, names=False):
     items, claims, gold, people, _labels, _judge = _parts(audit, names)
     provisional, out = not audit.is_closed, []
     for it in items:
-        verdicts = [gold[c["id"]]["verdict"] for c in claims.get(it["answer_id"], []) if c["id"] in gold]
+        verdicts = [gold[c["id"]][0] for c in claims.get(it["answer_id"], []) if c["id"] in gold]
         counts = {v: verdicts.count(v) for v in Verdict.values}
         n_claims = len(claims.get(it["answer_id"], []))
         no_gold, bad = n_claims - len(verdicts), counts["unsupported"] + counts["contradicted"]
