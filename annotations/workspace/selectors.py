@@ -20,10 +20,13 @@ FLAG_NAMES = [  # field, short name, what it means, keyboard shortcut
     ("needs_context", "Needs context", "The claim cannot be understood without the rest of the answer.", "c"),
     ("true_not_in_passages", "True, not in passages", "True in the world, but no passage says it.", "t"),
 ]
-# The row's constants and ids are written unescaped (SafeString): enum values, digits and a URL reversed
-# from two integers hold no character HTML gives a meaning to, and skipping escaping saves a row's CPU.
+# The row's constants, numbers and ids are written unescaped (SafeString): enum values and labels, the flag
+# names above, digits and a URL reversed from two integers hold no character HTML gives a meaning to, and
+# skipping escaping (and number formatting) saves a row's CPU. User text (claim, note) is always escaped.
 CHECKED = SafeString(" checked")
-VERDICT_KEYS = [(SafeString(v.value), v.label, SafeString(i)) for i, v in enumerate(Verdict, start=1)]
+VERDICT_KEYS = [(SafeString(v.value), SafeString(v.label), SafeString(i)) for i, v in enumerate(Verdict, start=1)]
+VERDICT_VALUES = frozenset(Verdict.values)
+FLAG_KEYS = [(SafeString(f), SafeString(name), SafeString(key)) for f, name, _, key in FLAG_NAMES]
 CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
@@ -98,7 +101,8 @@ class Row:
 
     @cached_property
     def verdict(self):
-        return self.label.verdict if self.label else ""
+        verdict = self.label.verdict if self.label else ""
+        return SafeString(verdict) if verdict in VERDICT_VALUES else verdict
 
     @property
     def evidence_missing(self):
@@ -112,19 +116,19 @@ class Row:
     @cached_property
     def flags(self):  # (field, name, key, " checked" or "") of the three flag checkboxes
         lb = self.label
-        return [(f, name, key, CHECKED if lb and getattr(lb, f"flag_{f}") else "") for f, name, _, key in FLAG_NAMES]
+        return [(f, name, key, CHECKED if lb and getattr(lb, f"flag_{f}") else "") for f, name, key in FLAG_KEYS]
 
     @property
     def flags_on(self):  # "not_atomic needs_context": the row's data-flags, read by workspace.js
-        return " ".join(f for f, _, _, on in self.flags if on)
+        return SafeString(" ".join(f for f, _, _, on in self.flags if on))
 
     @property
     def version(self):
-        return self.label.version if self.label else 0
+        return SafeString(self.label.version if self.label else 0)
 
     @property
     def number(self):
-        return self.claim.position + 1
+        return SafeString(self.claim.position + 1)
 
     @cached_property
     def url(self):  # every control of the row posts here
@@ -167,14 +171,37 @@ def progress(assignment):
 
 
 def cited(text, passages):
-    """[(piece, passage or None)]: the answer's [n] markers linked to its n-th passage (1-based)."""
+    """(text, None) when the piece cites no passage, else (None, [(piece, passage or None)]): the answer's [n]
+    markers linked to its n-th passage (1-based). The template loops over pieces only where there are cites."""
     out, at = [], 0
     for m in CITATION.finditer(text):
         n = int(m.group(1))
         if 1 <= n <= len(passages):
-            out += [(text[at : m.start()], None), (m.group(0), passages[n - 1])]
+            out += [(text[at : m.start()], None), (m.group(0), Cite(passages[n - 1]))]
             at = m.end()
-    return [*out, (text[at:], None)]
+    return (None, [*out, (text[at:], None)]) if out else (text, None)
+
+
+@dataclass
+class Cite:
+    passage: Passage
+
+    @cached_property
+    def pk(self):
+        return SafeString(self.passage.pk)
+
+    @cached_property
+    def number(self):
+        return SafeString(self.passage.position + 1)
+
+
+def answer_segments(text, claims, passages):
+    """[(text, cited pieces, claim pk, claim number)] of the answer text, each claim's span a segment."""
+    spans = [(c.span_start, c.span_end, c) for c in claims]
+    return [
+        (*cited(piece, passages), *((SafeString(c.pk), SafeString(c.position + 1)) if c else ("", "")))
+        for piece, c in segments(text, spans)
+    ]
 
 
 def workspace(assignment):
@@ -198,10 +225,9 @@ def workspace(assignment):
         )
         for c in claims
     ]
-    spans = [(c.span_start, c.span_end, c) for c in claims]
     return {
         "rows": rows,
-        "answer_segments": [(cited(piece, passages), claim) for piece, claim in segments(answer.text, spans)],
+        "answer_segments": answer_segments(answer.text, claims, passages),
         "passages": passage_blocks(passages, [lb for lb in labels.values() if lb.claim]),
         "progress": progress(assignment),
     }

@@ -141,6 +141,18 @@ class Passage(models.Model):
             models.UniqueConstraint(fields=["answer", "position"], name="passage_unique_position"),
         ]
 
+    @property
+    def title(self):  # the retriever's title, when it gave one as text
+        title = self.meta.get("title") if isinstance(self.meta, dict) else None
+        return title if isinstance(title, str) else ""
+
+    @property
+    def url(self):
+        """The retriever's url when it is http(s): an imported url never becomes a javascript: link."""
+        url = self.meta.get("url") if isinstance(self.meta, dict) else None
+        ok = isinstance(url, str) and url[:8].lower().startswith(("http://", "https://")) and len(url) <= 2000
+        return url if ok else ""
+
 
 class ClaimOrigin(models.TextChoices):
     IMPORTED = "imported", "Imported"
