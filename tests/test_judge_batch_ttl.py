@@ -167,3 +167,26 @@ def test_it_bills_a_write_at_the_asked_ttl_unless_the_breakdown_says_otherwise()
     assert one_hour("1h", U(ephemeral_1h_input_tokens=None, ephemeral_5m_input_tokens=None)) == 100  # empty one too
     assert one_hour("5m", U(ephemeral_1h_input_tokens=40, ephemeral_5m_input_tokens=60)) == 40  # the breakdown wins
     assert one_hour("1h", U(ephemeral_1h_input_tokens=900, ephemeral_5m_input_tokens=0)) == 100  # never over the total
+
+
+def test_it_sends_what_a_budget_cut_leaves_of_an_answer_without_the_1_hour_breakpoint(fake):
+    """Five verify requests would share a 1-hour entry; a budget that lets two through sends them uncached."""
+    full = make_dataset("full")
+    answer(full, "e", claims=5, padding=1200)
+    batch_run(full)
+    sent = verify_requests(fake)
+    decompose = fake.bill(prices(), 0, sum(e["kind"] == "decompose" for e in fake.billed))[1]  # billed first
+    worst = max(  # a request's worst case as the budget reserves it: every byte a token, at the 1-hour write price
+        (len(json.dumps(p).encode()) + runner.OVERHEAD_TOKENS) * WRITE_1H + p["max_tokens"] * OUTPUT
+        for p in sent.values()
+    )
+    fake.requests.clear(), fake.billed.clear()
+    cut = make_dataset("cut")
+    answer(cut, "f", claims=5, padding=1200)  # the same lengths: the same worst case
+    budget = decompose + 2.5 * worst / 1e6 * BATCH
+    run = judge_run_execute(judge_run_create(backend="anthropic", dataset=cut, use_batch=True, budget_usd=budget).pk)
+    assert run.status == "budget", run.message
+    kept = verify_requests(fake)
+    assert len(kept) == 2
+    assert all("cache_control" not in b for params in kept.values() for b in params["system"])
+    assert [e["ttl"] for e in verify_bills(fake, "f")] == [None, None]

@@ -46,6 +46,17 @@ def verify_context(judge, st):
     return judge.verify_context(st.passages, ttl)
 
 
+def cut_short(judge, st, items):
+    """The part of an answer's verify requests the budget lets through: with fewer than MIN_CACHED_CALLS of
+    them the 1-hour write no longer pays, so they go without a breakpoint (the budget reserved more for them)."""
+    if cache_ttl(len(items), cacheable=True) is not None:
+        return items
+    st.context = judge.verify_context(st.passages, None)
+    return [
+        Item("verify", st, it.claim_id, judge.verify_params(st.context, st.claim_texts[it.claim_id])) for it in items
+    ]
+
+
 def count_uncached(run, judge, states, calls, usages):
     """calls: {answer id: its verify requests in the batch}; usages: {answer id: [usage of each result
     stored now]}. Like the direct mode (runner.release), an answer counts as too short to cache when it
@@ -81,12 +92,17 @@ def run_batches(run, judge, rec, answer_ids, progress, retry_failed):
                 else:
                     st.context = verify_context(judge, st) if st.todo_claims else None
                     items = verify_items(judge, st, st.todo_claims, lead=False)
+                fitting = []
                 for item in items:
                     est = budget.estimate(item)
                     over_budget = over_budget or not budget.allows(est)
-                    if not over_budget:
-                        budget.reserve(est)
-                        requests.append((custom_id(item), item.params))
+                    if over_budget:
+                        break
+                    budget.reserve(est)
+                    fitting.append(item)
+                if stage == "verify" and 0 < len(fitting) < len(items):
+                    fitting = cut_short(judge, st, fitting)
+                requests += [(custom_id(item), item.params) for item in fitting]
         if requests:
             entry = {"id": judge.batch_submit(requests), "stage": stage, "requests": len(requests), "collected": False}
             run.batch_ids = [*run.batch_ids, entry]
