@@ -1,13 +1,13 @@
 """The shapes teams already have, turned into the native record before validation (parse.normalise).
 
 Formats: `native` (id, question, answer, passages, ...), `ragas` evaluation samples (user_input, response,
-retrieved_contexts, optional reference), `deepeval` test cases and goldens (input, actual_output or
+retrieved_contexts, optional reference; Ragas 0.1's question, answer, contexts), `deepeval` test cases and goldens (input, actual_output or
 actualOutput, retrieval_context or retrievalContext; a list DeepEval's save_as wrote as one string joined
 with "|" is split again), `langchain` chain outputs (input/question/query, answer/result/output,
 context/source_documents of documents), also as a LangSmith run (the same fields under `inputs` and
 `outputs`, start_time as created_at), and `mapping` (any shape, through `target=source` pairs such as
 `question=prompt` or `passage.text=content`; a source may be a dotted path into nested objects and lists,
-e.g. `observations.0.output`). `auto` detects the format of each record from its fields. In every format a
+e.g. `observations.0.output`, and a field named with dots, as flattened tables have, is read whole). `auto` detects the format of each record from its fields. In every format a
 passage may be a plain string or a LangChain-style document (page_content, metadata with
 id/source/title/url/..., also as LangChain serialises it: {"lc": 1, "kwargs": {...}}); in a tool's shape (not
 native) the passages field may also be one string of context, taken as one passage.
@@ -31,7 +31,11 @@ TARGETS = (*NATIVE_KEYS, *PASSAGE_TARGETS)
 
 # Each named shape: native field -> the field its tool writes (the first present of several).
 SHAPES = {
-    "ragas": {"question": ("user_input",), "answer": ("response",), "passages": ("retrieved_contexts",)},
+    "ragas": {  # Ragas samples; Ragas 0.1 (and the public sets made with it) wrote question, answer, contexts
+        "question": ("user_input", "question"),
+        "answer": ("response", "answer"),
+        "passages": ("retrieved_contexts", "contexts"),
+    },
     "deepeval": {
         "question": ("input",),
         "answer": ("actual_output", "actualOutput"),  # a test run file spells its fields in camelCase
@@ -47,6 +51,7 @@ SHAPES = {
             "outputs.source_documents",
             "outputs.context",
             "outputs.documents",
+            "contexts",
         ),
         "created_at": ("created_at", "start_time"),
     },
@@ -54,7 +59,7 @@ SHAPES = {
 # Fields that hold JSON in a CSV cell, per shape (a cell may also hold a Python list as pandas writes it).
 CSV_JSON = {
     "native": ("passages", "claims", "meta"),
-    "ragas": ("retrieved_contexts", "reference_contexts"),
+    "ragas": ("retrieved_contexts", "reference_contexts", "contexts", "ground_truths"),
     "deepeval": (
         "retrieval_context",
         "context",
@@ -105,7 +110,7 @@ def check_format(fmt, mapping):
 def detect(keys):
     """The shape whose fields a record (or a CSV header) has."""
     keys = set(keys)
-    if {"user_input", "response"} <= keys:
+    if {"user_input", "response"} <= keys or ({"question", "answer", "contexts"} <= keys and "passages" not in keys):
         return "ragas"
     if "input" in keys and keys & {"actual_output", "actualOutput"}:
         return "deepeval"
@@ -126,7 +131,13 @@ def sources(fmt, mapping, keys):
 def _has(keys, path):
     if isinstance(keys, dict):  # a record: the path is there, even holding null (then its error names it)
         return _get(keys, path, _GONE) is not _GONE
-    return path.split(".")[0] in keys  # a CSV header: a dotted path goes into a column of JSON
+    return _column(keys, path) in keys  # a CSV header: a dotted path goes into a column of JSON
+
+
+def _column(header, path):
+    """The CSV column a path reads: a column named with dots (pandas' json_normalize writes
+    `inputs.question`), else the column of JSON the path starts in."""
+    return path if path in header else path.split(".")[0]
 
 
 def csv_columns(fmt, mapping, header):
@@ -136,9 +147,11 @@ def csv_columns(fmt, mapping, header):
     if fmt == "native":
         return fmt, ("id", "question", "answer", "passages"), CSV_JSON["native"]
     src = sources(fmt, mapping, header)
-    required = tuple(src[k].split(".")[0] for k in ("question", "answer", "passages") if k in src)
+    required = tuple(_column(header, src[k]) for k in ("question", "answer", "passages") if k in src)
     # A mapped list or object, or a dotted path into a column, means that column's cells hold JSON.
-    nested = tuple(v.split(".")[0] for k, v in src.items() if k in ("passages", "claims", "meta") or "." in v)
+    nested = tuple(
+        _column(header, v) for k, v in src.items() if k in ("passages", "claims", "meta") or _column(header, v) != v
+    )
     return fmt, required, CSV_JSON.get(fmt, ()) + nested
 
 
@@ -185,7 +198,13 @@ _GONE = object()
 
 
 def _get(obj, path, missing=None):
-    for part in path.split("."):
+    """The value at a dotted path; at each level a key spelt with the dots of the rest of the path wins
+    (flattened exports name fields `attributes.input.value`)."""
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        rest = ".".join(parts[i:])
+        if isinstance(obj, dict) and i < len(parts) - 1 and rest in obj:
+            return obj[rest]
         if isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
             obj = obj[int(part)]
         elif isinstance(obj, dict) and part in obj:
@@ -200,7 +219,9 @@ def _rest(obj, paths):
     out = dict(obj)
     for path in paths:
         head, _, tail = path.partition(".")
-        if head in out:
+        if path in out:  # a field named with dots
+            del out[path]
+        elif head in out:
             left = _without(out[head], tail) if tail else _GONE
             if left is _GONE:
                 del out[head]
@@ -253,6 +274,8 @@ def _passages(items, mapping):
 def _passage(item, mapping):
     if isinstance(item, str):
         return {"text": item}
+    if _titled_sentences(item):  # HotpotQA's context: [title, [sentence, ...]], sentences keep their spaces
+        return {"text": "".join(item[1]), "meta": {"title": item[0]}}
     if not isinstance(item, dict):
         return item
     if item.get("lc") and isinstance(item.get("kwargs"), dict) and "page_content" in item["kwargs"]:
@@ -270,6 +293,16 @@ def _passage(item, mapping):
     if "page_content" in item and "text" not in item:
         return _document(item)
     return item
+
+
+def _titled_sentences(item):
+    return (
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and isinstance(item[1], list)
+        and all(isinstance(x, str) for x in item[1])
+    )
 
 
 def _document(doc):

@@ -7,7 +7,7 @@ from audit.ingest.spool import max_upload_bytes
 FORMAT_LABELS = {
     "auto": "Detect from the fields",
     "native": "Native (id, question, answer, passages)",
-    "ragas": "Ragas samples (user_input, response, retrieved_contexts)",
+    "ragas": "Ragas samples (user_input, response, retrieved_contexts; or question, answer, contexts)",
     "deepeval": "DeepEval test cases or a test run (input, actual_output, retrieval_context)",
     "langchain": "LangChain output or LangSmith runs (input, answer, context documents)",
     "mapping": "Field mapping (below)",

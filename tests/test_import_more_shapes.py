@@ -1,0 +1,85 @@
+"""Acceptance, second round of real shapes (fixtures under tests/fixtures/formats/real/, hand-made in each
+tool's export shape): Ragas 0.1 as its public sets are published (question, answer, contexts, ground_truths),
+a pandas CSV of it, an Arize Phoenix span table flattened with dotted column names, a LangSmith run table
+through pandas' json_normalize, and HotpotQA's [title, sentences] context."""
+
+from audit.models import Answer
+from tests.test_import_real_shapes import Upload, passages, texts
+
+PHOENIX = "\n".join(
+    [
+        "question=attributes.input.value",
+        "answer=attributes.output.value",
+        "passages=attributes.retrieval.documents",
+        "passage.id=document.id",
+        "passage.text=document.content",
+    ]
+)
+
+
+class MoreShapesTests(Upload):
+    def test_it_detects_ragas_0_1_samples_and_keeps_the_ground_truths_and_metrics(self):
+        batch = self.upload("ragas_v01_amnesty.jsonl")
+        self.assertEqual((batch.created, batch.errors), (2, []))
+        a = Answer.objects.get(question__startswith="Which companies")
+        self.assertEqual(a.text, "Fossil fuel companies such as Saudi Aramco are the main contributors.")
+        self.assertEqual(texts(a), ["Fossil fuel companies account for most industrial GHG emissions since 1988."])
+        self.assertEqual(
+            a.meta, {"ground_truths": ["Fossil fuel companies."], "faithfulness": 1.0, "answer_relevancy": 0.9412}
+        )
+        first = Answer.objects.get(question__startswith="What are the global")
+        self.assertEqual(len(texts(first)), 2)
+        self.assertTrue(texts(first)[0].startswith("- In 2022, the USA Supreme Court"))
+
+    def test_it_reads_a_pandas_csv_of_ragas_0_1_with_python_list_cells(self):
+        self.assertEqual(self.upload("ragas_v01_fiqa.csv").created, 1)
+        a = Answer.objects.get()
+        self.assertEqual(texts(a), ["A stock represents ownership in a corporation.", "Shares trade on exchanges."])
+        self.assertEqual(a.meta, {"ground_truth": "A share of ownership.", "faithfulness": "1.0"})
+
+    def test_it_maps_a_flattened_phoenix_span_table_by_its_dotted_column_names(self):
+        batch = self.upload("phoenix_spans_flat.jsonl", format="mapping", mapping=PHOENIX)
+        self.assertEqual((batch.created, batch.errors), (1, []))
+        a = Answer.objects.get()
+        self.assertEqual((a.question, a.text), ("What is the refund window?", "Refunds are accepted within 30 days."))
+        self.assertEqual(
+            passages(a),
+            [
+                (
+                    "kb-12",
+                    "",
+                    "Refunds are accepted within 30 days of delivery.",
+                    {"document.score": 0.82, "document.metadata": {"url": "https://help.example.com/refunds"}},
+                ),
+                ("kb-40", "", "Shipping takes 3-5 days.", {"document.score": 0.41}),
+            ],
+        )
+        self.assertEqual(
+            a.meta, {"context.span_id": "7f3a", "context.trace_id": "c91e", "name": "rag_query", "span_kind": "CHAIN"}
+        )
+
+    def test_it_detects_a_json_normalize_csv_of_langsmith_runs(self):
+        batch = self.upload("langsmith_json_normalize.csv")
+        self.assertEqual((batch.created, batch.errors), (1, []))
+        a = Answer.objects.get()
+        self.assertEqual((a.question, a.text), ("What is the refund window?", "Refunds are accepted within 30 days."))
+        self.assertEqual(texts(a), ["Refunds are accepted within 30 days of delivery."])
+        self.assertEqual(a.meta, {"run_id": "r1", "extra.latency": "0.41"})
+
+    def test_it_joins_hotpotqa_sentences_into_one_passage_per_title(self):
+        self.assertEqual(self.upload("hotpot_distractor.jsonl").created, 1)
+        a = Answer.objects.get()
+        self.assertEqual(
+            [(text, meta) for _, _, text, meta in passages(a)],
+            [
+                (
+                    "Ed Wood is a 1994 American biographical period comedy-drama film. It was directed by Tim Burton.",
+                    {"title": "Ed Wood (film)"},
+                ),
+                (
+                    "Scott Derrickson (born July 16, 1966) is an American director, screenwriter and producer.",
+                    {"title": "Scott Derrickson"},
+                ),
+            ],
+        )
+        self.assertEqual(a.meta, {"_id": "5a8b57f25542995d1e6f1371", "type": "comparison"})
