@@ -2,7 +2,7 @@
 
 from statsmodels.stats.proportion import proportion_confint
 
-from annotations.report.stats_faithfulness import stratified_proportion
+from annotations.report.stats_faithfulness import strata_groups, stratified_proportion
 from audit.models.audits import Policy
 
 BAD_COUNTS = {Policy.STRICT: ("n_contradicted", "n_unsupported"), Policy.LENIENT: ("n_contradicted",)}
@@ -25,11 +25,7 @@ def policy_headlines(answers, chosen, *, min_share=0.05, unsampled=()):
         lo, hi = (float(c) for c in proportion_confint(x, n, method="wilson")) if n else (None, None)
         weighted = None
         if n:
-            groups = [
-                (s, g["stratum_population"].iloc[0], fail[g.index][done[g.index]])
-                for s, g in answers.groupby("stratum")
-            ]
-            weighted = stratified_proportion(groups + [(s, N, []) for s, N in unsampled], min_share, WHAT)
+            weighted = stratified_proportion(strata_groups(answers, fail, done, unsampled), min_share, WHAT)
         out.append(
             {
                 "policy": policy.value,

@@ -19,17 +19,11 @@ from annotations.report.stats_faithfulness import (
     COUNT_COLUMNS,
     answer_outcomes,
     mean_with_ci,
+    strata_groups,
     stratified_mean,
     stratified_proportion,
     wilson,
 )
-
-
-def _groups(f, column, rows, unsampled=()):
-    sampled = [
-        (name, g["stratum_population"].iloc[0], g.loc[rows[g.index], column]) for name, g in f.groupby("stratum")
-    ]
-    return sampled + [(name, N, []) for name, N in unsampled]
 
 
 def _strata(f, done, min_share, unsampled=()):
@@ -90,7 +84,7 @@ def provisional(f, min_share, unsampled=()):
     high = low | (f["n_open"] > 0)
     rate = lambda flags: wilson(int(flags[lab].sum()), int(lab.sum()))  # noqa: E731
     weighted = lambda flags: stratified_proportion(  # noqa: E731
-        _groups(f.assign(v=flags.astype(int)), "v", lab, unsampled), min_share, "answer labelled by both"
+        strata_groups(f, flags.astype(int), lab, unsampled), min_share, "answer labelled by both"
     )
     open_n = int(f.loc[lab, "n_open"].sum())
     reopened = int((~lab & f["reopened"].astype(bool)).sum()) if "reopened" in f.columns else 0
@@ -136,10 +130,10 @@ def faithfulness(frame, *, seed=0, min_share=0.05, resampler=None, unsampled=())
     }
     what = "answer with complete gold"
     out["weighted"] = {
-        "fail_rate": stratified_proportion(_groups(f, "fail", done, unsampled), min_share, what)
+        "fail_rate": stratified_proportion(strata_groups(f, f["fail"], done, unsampled), min_share, what)
         if len(d)
         else not_computable(why),
-        "claim_ratio_mean": stratified_mean(_groups(f, "ratio", done, unsampled), min_share, what)
+        "claim_ratio_mean": stratified_mean(strata_groups(f, f["ratio"], done, unsampled), min_share, what)
         if len(d)
         else not_computable(why),
     }

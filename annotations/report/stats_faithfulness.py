@@ -140,6 +140,16 @@ def _borrow_note(cover):
     return f"; {len(b)} single-answer strat{'um' if len(b) == 1 else 'a'} borrow the variance of all sampled answers"
 
 
+def strata_groups(f, values, rows, unsampled=()):
+    """The input of stratified_proportion and stratified_mean: (stratum, N_h, values of its rows where `rows`
+    holds) for each stratum of f (one row per sampled answer, with stratum and stratum_population), then
+    (stratum, N_h, []) for each stratum of the design drawn with no answer."""
+    sampled = [
+        (name, g["stratum_population"].iloc[0], values[g.index][rows[g.index]]) for name, g in f.groupby("stratum")
+    ]
+    return sampled + [(name, N, []) for name, N in unsampled]
+
+
 def stratified_proportion(groups, min_share, what="data"):
     """Weighted fail rate (0/1 values) with the Korn-Graubard interval, the design effect and coverage."""
     est, var, cover, why = stratified(groups, min_share, what)

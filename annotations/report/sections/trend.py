@@ -8,7 +8,7 @@ from annotations.report.frames import answer_gold_table, unsampled_strata
 from annotations.report.links import Links
 from annotations.report.stats_answers import provisional
 from annotations.report.stats_common import clean
-from annotations.report.stats_faithfulness import answer_outcomes, stratified_proportion, wilson
+from annotations.report.stats_faithfulness import answer_outcomes, strata_groups, stratified_proportion, wilson
 from annotations.report.stats_trend import fail_rate_series
 
 
@@ -17,10 +17,8 @@ def summary(table, min_share, unsampled=()):
     unsampled: (stratum, N_h) of its design's strata drawn with no answer."""
     f = answer_outcomes(table.reset_index(drop=True))
     done = f["complete"].astype(bool)
-    groups = [(name, g["stratum_population"].iloc[0], g.loc[done[g.index], "fail"]) for name, g in f.groupby("stratum")]
-    weighted = stratified_proportion(
-        groups + [(s, N, []) for s, N in unsampled], min_share, "answer with complete gold"
-    )
+    groups = strata_groups(f, f["fail"], done, unsampled)
+    weighted = stratified_proportion(groups, min_share, "answer with complete gold")
     strata = [(str(name), int(N), len(v), int(v.sum())) for name, N, v in groups if len(v)]
     prov = None if done.all() else provisional(f.assign(a_bad=False, b_bad=False), min_share, unsampled)
     if prov:
