@@ -1,7 +1,8 @@
 """Acceptance, second round of real shapes (fixtures under tests/fixtures/formats/real/, hand-made in each
 tool's export shape): Ragas 0.1 as its public sets are published (question, answer, contexts, ground_truths),
 a pandas CSV of it, an Arize Phoenix span table flattened with dotted column names, a LangSmith run table
-through pandas' json_normalize, and HotpotQA's [title, sentences] context."""
+through pandas' json_normalize, HotpotQA's [title, sentences] context, RAGBench (question, documents, response
+and its scores) and HaluEval QA (one string of knowledge, a right and a hallucinated answer)."""
 
 from audit.models import Answer
 from tests.test_import_real_shapes import Upload, passages, texts
@@ -83,3 +84,26 @@ class MoreShapesTests(Upload):
             ],
         )
         self.assertEqual(a.meta, {"_id": "5a8b57f25542995d1e6f1371", "type": "comparison"})
+
+    def test_it_detects_a_ragbench_record_and_keeps_its_scores_for_strata(self):
+        batch = self.upload("ragbench_covidqa.jsonl")
+        self.assertEqual((batch.created, batch.errors), (1, []))
+        a = Answer.objects.get()
+        self.assertEqual(
+            (a.external_id, a.text), ("1047", "The incubation period is up to 14 days, with a median of 4-5 days.")
+        )
+        self.assertEqual([t.split("\n")[0] for t in texts(a)], ["Title: Incubation", "Title: Symptoms"])
+        self.assertEqual(
+            (a.meta["dataset_name"], a.meta["generation_model_name"], a.meta["adherence_score"]),
+            ("covidqa", "gpt-3.5-turbo-0125", True),
+        )
+        self.assertEqual(a.meta["response_sentences"], [["a", a.text]])
+
+    def test_it_maps_halueval_knowledge_as_one_passage_and_either_answer(self):
+        mapping = "answer=hallucinated_answer\npassages=knowledge"
+        self.assertEqual(self.upload("halueval_qa.jsonl", format="mapping", mapping=mapping).created, 1)
+        a = Answer.objects.get()
+        self.assertEqual(a.text, "First for Women was started first.")
+        self.assertEqual(len(texts(a)), 1)
+        self.assertTrue(texts(a)[0].startswith("Arthur's Magazine (1844-1846)"))
+        self.assertEqual(a.meta, {"right_answer": "Arthur's Magazine"})

@@ -43,7 +43,7 @@ SHAPES = {
     },
     "langchain": {  # a chain's output, or a LangSmith run (inputs, outputs, start_time)
         "question": ("input", "question", "query", "inputs.question", "inputs.query", "inputs.input"),
-        "answer": ("answer", "result", "output", "outputs.answer", "outputs.result", "outputs.output"),
+        "answer": ("answer", "result", "output", "outputs.answer", "outputs.result", "outputs.output", "response"),
         "passages": (
             "context",
             "source_documents",
