@@ -4,8 +4,14 @@ a pandas CSV of it, an Arize Phoenix span table flattened with dotted column nam
 through pandas' json_normalize, HotpotQA's [title, sentences] context, RAGBench (question, documents, response
 and its scores) and HaluEval QA (one string of knowledge, a right and a hallucinated answer)."""
 
+import io
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from audit.models import Answer
-from tests.test_import_real_shapes import Upload, passages, texts
+from tests.test_import_real_shapes import REAL, Upload, passages, texts
 
 PHOENIX = "\n".join(
     [
@@ -107,3 +113,16 @@ class MoreShapesTests(Upload):
         self.assertEqual(len(texts(a)), 1)
         self.assertTrue(texts(a)[0].startswith("Arthur's Magazine (1844-1846)"))
         self.assertEqual(a.meta, {"right_answer": "Arthur's Magazine"})
+
+    def test_it_reads_ragbench_as_hugging_face_publishes_it_in_parquet_like_its_json_lines(self):
+        rows = [json.loads(line) for line in (REAL / "ragbench_covidqa.jsonl").read_text().splitlines()]
+        buf = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(rows), buf)  # documents list<string>, sentence keys list<list<list>>
+        self.upload("ragbench_covidqa.jsonl", dataset="jsonl")
+        self.upload("train-00000-of-00001.parquet", buf.getvalue(), dataset="parquet")
+        read = {
+            a.dataset.name: (a.external_id, a.question, a.text, passages(a), a.meta)
+            for a in Answer.objects.select_related("dataset")
+        }
+        self.assertEqual(read["parquet"], read["jsonl"])
+        self.assertEqual(read["parquet"][4]["documents_sentences"][0][1][0], "0b")
