@@ -137,6 +137,19 @@ class SaveTests(WorkspaceTestCase):
         self.assertIsNone(Label.objects.get(assignment=self.a, claim=c).evidence_passage_id)
         self.assertNotContains(r, '<mark class="evidence"')
 
+    def test_it_marks_evidence_two_claims_share_with_both_and_shortens_a_long_quote(self):
+        c0, c1, p = self.claims[0], self.claims[1], passage_of(self.a, 1)
+        self.save(c0, {"verdict": "supported", **evidence_post(p, "Paris is the capital of France")})
+        self.save(c1, {"verdict": "supported", **evidence_post(p, "Paris is the capital")})
+        long = "x" * 450
+        Label.objects.filter(assignment=self.a, claim=c1).update(evidence_text=long)  # as a long span would be
+        page = self.client.get(self.url())
+        self.assertContains(
+            page, f'<mark class="evidence" data-claims="{c0.pk} {c1.pk}" title="Evidence for claim 1, 2">Paris is the'
+        )
+        self.assertContains(page, f'<mark class="evidence" data-claims="{c0.pk}" title="Evidence for claim 1">')
+        self.assertContains(page, f"<blockquote>{'x' * 399}…</blockquote>")
+
     def test_it_refuses_evidence_that_does_not_match_the_passage(self):
         c, p = self.claims[0], passage_of(self.a)
         bad = {**evidence_post(p, "Paris"), "text": "Lyon!"}

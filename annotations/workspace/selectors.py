@@ -134,18 +134,36 @@ class Row:
     def url(self):  # every control of the row posts here
         return SafeString(reverse("workspace_label", args=[self.assignment_id, self.claim.pk]))
 
+    @cached_property
+    def evidence_quote(self):  # the quoted evidence, shortened to 400 characters
+        text = self.label.evidence_text if self.label else ""
+        return text if len(text) <= 400 else text[:399] + "…"
+
     @property
     def blocks_submit(self):
         return self.evidence_missing and self.evidence_required and not self.label.note
 
 
 def passage_blocks(passages, labels):
-    """[(passage, segments)] with this annotator's evidence marked in each passage."""
+    """[(passage, [(piece, claim ids, claim numbers)])]: this annotator's evidence marked in each passage, each
+    piece with the ids ("3 7") and numbers ("1, 4") of the claims quoting it, as text ("" for none)."""
     by_passage = {}
     for lb in labels:
         if lb.evidence_passage_id:
             by_passage.setdefault(lb.evidence_passage_id, []).append((lb.evidence_start, lb.evidence_end, lb.claim))
-    return [(p, layers(p.text, by_passage.get(p.pk, []))) for p in passages]
+    return [
+        (p, [_marked(piece, claims) for piece, claims in layers(p.text, by_passage.get(p.pk, []))]) for p in passages
+    ]
+
+
+def _marked(piece, claims):
+    if not claims:
+        return piece, "", ""
+    return (
+        piece,
+        SafeString(" ".join(str(c.pk) for c in claims)),
+        SafeString(", ".join(str(c.position + 1) for c in claims)),
+    )
 
 
 def progress(assignment):
