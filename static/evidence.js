@@ -11,17 +11,13 @@
   const hl = window.CSS && CSS.highlights;
   const trim = (t, s, e) => { while (s < e && /\s/.test(t[s])) s++; while (e > s && /\s/.test(t[e - 1])) e--; return [s, e]; };
   let cached = null;
-  NS.say = (text, bad) => document.querySelectorAll("[data-evidence-status]").forEach((el) => {
-    el.textContent = text;
-    el.classList.toggle("bad", !!bad);
-  });
+  NS.say = (text, bad) => document.querySelectorAll("[data-evidence-status]").forEach((el) => { el.textContent = text; el.classList.toggle("bad", !!bad); });
   function rangeInPassage(range, el) {
     const r = range.cloneRange(), whole = document.createRange(), before = document.createRange();
     whole.selectNodeContents(el); // a selection running past the passage is clipped to it
     if (r.compareBoundaryPoints(Range.START_TO_START, whole) < 0) r.setStart(el, 0);
     if (r.compareBoundaryPoints(Range.END_TO_END, whole) > 0) r.setEnd(el, el.childNodes.length);
-    before.setStart(el, 0);
-    before.setEnd(r.startContainer, r.startOffset);
+    before.setStart(el, 0), before.setEnd(r.startContainer, r.startOffset);
     const full = el.textContent, at = before.toString().length, [s, e] = trim(full, at, at + r.toString().length);
     return s < e ? { passage: pid(el), start: cp(full.slice(0, s)), end: cp(full.slice(0, e)), text: full.slice(s, e) } : null;
   }
