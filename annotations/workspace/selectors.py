@@ -4,6 +4,7 @@ another annotator's assignment or labels; every read is scoped to one annotator'
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.http import Http404
@@ -188,6 +189,15 @@ def progress(assignment):
     }
 
 
+class Cite(NamedTuple):  # the passage an [n] links to, its id and number as text
+    pk: str
+    number: str
+
+
+def _cite(passage):
+    return Cite(SafeString(passage.pk), SafeString(passage.position + 1))
+
+
 def cited(text, passages):
     """(text, None) when the piece cites no passage, else (None, [(piece, passage or None)]): the answer's [n]
     markers linked to its n-th passage (1-based). The template loops over pieces only where there are cites."""
@@ -195,22 +205,9 @@ def cited(text, passages):
     for m in CITATION.finditer(text):
         n = int(m.group(1))
         if 1 <= n <= len(passages):
-            out += [(text[at : m.start()], None), (m.group(0), Cite(passages[n - 1]))]
+            out += [(text[at : m.start()], None), (m.group(0), _cite(passages[n - 1]))]
             at = m.end()
     return (None, [*out, (text[at:], None)]) if out else (text, None)
-
-
-@dataclass
-class Cite:
-    passage: Passage
-
-    @cached_property
-    def pk(self):
-        return SafeString(self.passage.pk)
-
-    @cached_property
-    def number(self):
-        return SafeString(self.passage.position + 1)
 
 
 def answer_segments(text, claims, passages):
