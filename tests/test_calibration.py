@@ -7,6 +7,7 @@ from django.core.management import call_command
 from annotations.assignments.services import audit_assign
 from annotations.lab.calibration import calibration_figures, calibration_report
 from annotations.models import GoldLabel
+from annotations.report.selectors import audit_frames
 from audit.models import Audit, AuditAnswer, AuditClaim, Claim, JudgeVerdict
 from audit.sampling.calibration import allocate_equal, calibration_audit_create
 from tests.factories import make_answer, make_dataset, make_judge_version, make_user
@@ -166,3 +167,13 @@ def test_it_weights_the_judge_section_of_a_calibration_audit_by_each_claims_own_
     judge = client.get(f"/reports/{audit.id}/report.json").json()["judge"]
     assert judge["weighted"]["accuracy"]["value"] == pytest.approx(right / sum(weight.values()))
     assert judge["sampled"]["accuracy"]["value"] == pytest.approx(5 / 12)
+
+
+def test_it_reads_the_judge_verdicts_of_the_sampled_claims_only(judged):
+    """The report's judge table of a calibration audit: the sampled claims, not every claim of their answers."""
+    ds, version, claims = judged
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=12, seed=7)
+    sampled = set(AuditClaim.objects.filter(audit=audit).values_list("claim_id", flat=True))
+    answers = AuditAnswer.objects.filter(audit=audit).values("answer_id")
+    assert Claim.objects.filter(answer_id__in=answers).count() > len(sampled)  # their answers hold more claims
+    assert set(audit_frames(audit, version.id)["judge"]["claim_id"]) == sampled
