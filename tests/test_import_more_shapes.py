@@ -2,7 +2,8 @@
 tool's export shape): Ragas 0.1 as its public sets are published (question, answer, contexts, ground_truths),
 a pandas CSV of it, an Arize Phoenix span table flattened with dotted column names, a LangSmith run table
 through pandas' json_normalize, HotpotQA's [title, sentences] context, RAGBench (question, documents, response
-and its scores) and HaluEval QA (one string of knowledge, a right and a hallucinated answer)."""
+and its scores), HaluEval QA (one string of knowledge, a right and a hallucinated answer) and HaluBench (one
+passage string and a PASS / FAIL label)."""
 
 import io
 import json
@@ -126,3 +127,11 @@ class MoreShapesTests(Upload):
         }
         self.assertEqual(read["parquet"], read["jsonl"])
         self.assertEqual(read["parquet"][4]["documents_sentences"][0][1][0], "0b")
+
+    def test_it_detects_halubench_with_its_one_passage_and_keeps_the_label_for_strata(self):
+        batch = self.upload("halubench.jsonl")
+        self.assertEqual((batch.created, batch.errors), (2, []))
+        a = Answer.objects.get(external_id="halueval-77")
+        self.assertEqual((a.question, a.text), ("When did Arthur's Magazine stop?", "It stopped in 1850."))
+        self.assertEqual(texts(a), ["Arthur's Magazine (1844-1846) was an American literary periodical."])
+        self.assertEqual(a.meta, {"label": "FAIL", "source_ds": "halueval"})

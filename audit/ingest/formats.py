@@ -52,6 +52,7 @@ SHAPES = {
             "outputs.context",
             "outputs.documents",
             "contexts",
+            "passage",
         ),
         "created_at": ("created_at", "start_time"),
     },
