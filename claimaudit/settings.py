@@ -236,6 +236,7 @@ IMPORT_MAX_PASSAGES = envint("IMPORT_MAX_PASSAGES", 200)
 IMPORT_MAX_CLAIMS = envint("IMPORT_MAX_CLAIMS", 500)
 IMPORT_MAX_META_CHARS = envint("IMPORT_MAX_META_CHARS", 200_000)
 IMPORT_MAX_LINE_BYTES = envint("IMPORT_MAX_LINE_BYTES", 32 * 1024 * 1024)
+IMPORT_MAX_INFLATED_BYTES = envint("IMPORT_MAX_INFLATED_BYTES", 2 * 1024 * 1024 * 1024)  # a .gz upload, inflated
 IMPORT_MAX_ERRORS = 50
 IMPORT_BATCH_SIZE = 2000  # records per chunk (one transaction each), at most
 IMPORT_LOCK_SECONDS = envfloat("IMPORT_LOCK_SECONDS", 0.25)  # SQLite: chunks sized to hold the write lock this long

@@ -15,7 +15,7 @@ FORMAT_LABELS = {
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(label="File (.jsonl, .json, .csv or .parquet)")
+    file = forms.FileField(label="File (.jsonl, .json, .csv or .parquet; .gz too)")
     format = forms.ChoiceField(choices=[(f, FORMAT_LABELS[f]) for f in FORMATS], initial="auto", required=False)
     mapping = forms.CharField(
         required=False,

@@ -1,7 +1,9 @@
 """Streaming reading of answer files, one record at a time: JSON lines, .json, CSV and Parquet.
 
 The kind of a file is its name's suffix; a .json or .jsonl file (the API's body has no name of its own) that
-starts with Parquet's magic bytes is read as Parquet. Each kind has its module: read_json (JSON lines and
+starts with Parquet's magic bytes is read as Parquet. A gzipped file (`logs.jsonl.gz`, or any body starting with
+gzip's magic bytes) is inflated as it is read, up to IMPORT_MAX_INFLATED_BYTES; Parquet compresses itself and is
+refused gzipped. Each kind has its module: read_json (JSON lines and
 .json files), read_csv, read_parquet. Every record goes through formats.to_native (the format named, or
 detected) before validation (parse.normalise).
 
@@ -10,8 +12,12 @@ parse.normalise) or None when `errors` (a list of RecordError) is not empty. Fil
 (unsupported type, bad header) come as a single item with line 0 / 1 and no record.
 """
 
+import gzip
 import hashlib
 import io
+import zlib
+
+from django.conf import settings
 
 from audit.ingest import formats, read_csv, read_json
 from audit.ingest.parse import RecordError, limits, normalise
@@ -24,6 +30,31 @@ CSV_SUFFIXES = (".csv",)
 JSON_SUFFIXES = (".json",)  # a JSON array of records, or JSON lines
 PARQUET_SUFFIXES = (".parquet", ".pq")
 PARQUET_MAGIC = b"PAR1"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class InflateError(Exception):
+    pass
+
+
+class Inflating(io.RawIOBase):
+    """A gzip stream read inflated, at most `limit` bytes of it; InflateError when it is damaged or larger."""
+
+    def __init__(self, raw, limit):
+        self.gz, self.limit, self.inflated = gzip.GzipFile(fileobj=raw), limit, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        try:
+            n = self.gz.readinto(buf)
+        except (OSError, EOFError, zlib.error) as e:  # BadGzipFile is an OSError; a cut-off stream an EOFError
+            raise InflateError(f"the gzip data is damaged or cut short ({e})") from None
+        self.inflated += n
+        if self.inflated > self.limit:
+            raise InflateError(f"inflated, the file is over {self.limit:,} bytes (IMPORT_MAX_INFLATED_BYTES)")
+        return n
 
 
 class CountingReader(io.RawIOBase):
@@ -56,7 +87,7 @@ class CountingReader(io.RawIOBase):
 
 
 def file_kind(file_name):
-    name = (file_name or "").lower()
+    name = (file_name or "").lower().removesuffix(".gz")
     if name.endswith(JSONL_SUFFIXES):
         return "jsonl"
     if name.endswith(CSV_SUFFIXES):
@@ -72,7 +103,7 @@ def read_records(reader, file_name, fmt="auto", mapping=None):
     """Yield (line, record_or_None, errors) from a CountingReader (or any buffered, seekable binary file)."""
     kind = file_kind(file_name)
     if kind is None:
-        message = f"unsupported file type {file_name!r}: use .jsonl, .json, .csv or .parquet"
+        message = f"unsupported file type {file_name!r}: use .jsonl, .json, .csv or .parquet (or .jsonl.gz, ...)"
         yield 0, None, [RecordError(0, "file", message)]
         return
     try:
@@ -82,9 +113,23 @@ def read_records(reader, file_name, fmt="auto", mapping=None):
         return
     lim, mapping = limits(), mapping or {}
     stream = io.BufferedReader(reader, 1 << 20) if isinstance(reader, CountingReader) else reader
+    gzipped = stream.peek(len(GZIP_MAGIC)).startswith(GZIP_MAGIC)
+    if gzipped and kind != "parquet":
+        stream = io.BufferedReader(Inflating(stream, settings.IMPORT_MAX_INFLATED_BYTES), 1 << 20)
+        lim["array_bytes"] = settings.IMPORT_MAX_UPLOAD_BYTES
+    try:
+        yield from _records(stream, reader, kind, file_name, lim, fmt, mapping, gzipped)
+    except InflateError as e:
+        yield 0, None, [RecordError(0, "file", str(e))]
+
+
+def _records(stream, reader, kind, file_name, lim, fmt, mapping, gzipped):
     if kind in ("json", "jsonl") and stream.peek(len(PARQUET_MAGIC)).startswith(PARQUET_MAGIC):
         kind = "parquet"
-    if kind == "parquet":
+    if kind == "parquet" and gzipped:
+        message = "a gzipped Parquet file: Parquet compresses its own columns, upload the .parquet file itself"
+        yield 0, None, [RecordError(0, "file", message)]
+    elif kind == "parquet":
         yield from _parquet(reader, file_name, lim, adapter(fmt, mapping, lim))
     elif kind == "csv":
         yield from read_csv.csv_file(stream, lim, fmt, mapping, adapter)

@@ -22,8 +22,13 @@ def json_file(stream, lim, adapt):
     if not head.startswith(b"[") and not (head.startswith(b"{") and not _json_lines(head)):
         yield from jsonl_file(stream, lim, adapt)
         return
+    cap = lim.get("array_bytes")  # a gzipped file: parsed whole, an array is held to what an upload may be
+    data = stream.read(cap + 1 if cap else -1)
+    if cap and len(data) > cap:
+        yield 0, None, [RecordError(0, "file", f"a JSON array over {cap:,} bytes: write JSON lines")]
+        return
     try:
-        text = stream.read().decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         yield 0, None, [RecordError(0, "", f"not valid UTF-8 (byte {e.start + 1} of the file)")]
         return
