@@ -248,6 +248,8 @@ class BadInputTests(TestCase):
 
     def test_it_rejects_unsupported_file_types(self):
         self.assertFails(jsonl(rec(1)), 0, "file", "unsupported file type", file_name="answers.xlsx")
+        self.assertFails(jsonl(rec(1)), 0, "file", "save the sheet as CSV (UTF-8) first", file_name="Answers.XLSX")
+        self.assertFails(jsonl(rec(1)), 0, "file", "unsupported file type 'answers.txt'", file_name="answers.txt")
 
     def test_it_rejects_bad_encoding(self):
         latin1 = json.dumps(rec(2, question="Où est Paris?"), ensure_ascii=False).encode("latin-1")

@@ -104,6 +104,8 @@ def read_records(reader, file_name, fmt="auto", mapping=None):
     kind = file_kind(file_name)
     if kind is None:
         message = f"unsupported file type {file_name!r}: use .jsonl, .json, .csv or .parquet (or .jsonl.gz, ...)"
+        if (file_name or "").lower().endswith((".xlsx", ".xls", ".ods", ".numbers")):
+            message += "; save the sheet as CSV (UTF-8) first, a spreadsheet's own format is not read"
         yield 0, None, [RecordError(0, "file", message)]
         return
     try:
