@@ -149,6 +149,17 @@ def test_it_records_persistent_overload_as_a_failed_item(fake):
     assert len([b for b in fake.message_calls("verify") if "300 floors" in claim_of(b)]) == 3  # 1 + 2 retries
 
 
+def test_it_records_a_request_the_api_refuses_once_as_a_failed_item_it_did_not_bill(fake):
+    fake.handler = lambda kind, body: (  # as the API answers a prompt over the model's context window
+        FakeError(400) if kind == "verify" and "300 floors" in claim_of(body) else default_handler(kind, body)
+    )
+    run = run_over(make_judged_answer().dataset)
+    assert run.status == "done" and run.claims_done == 2 and run.items_failed == 1
+    failure = JudgeFailure.objects.get()
+    assert failure.error.startswith("BadRequestError (HTTP 400)") and "may have billed" not in failure.error
+    assert len([b for b in fake.message_calls("verify") if "300 floors" in claim_of(b)]) == 1  # not retried
+
+
 def test_it_stops_the_run_on_a_rejected_key(fake):
     fake.handler = lambda kind, body: FakeError(401)
     run = run_over(make_judged_answer().dataset)

@@ -103,6 +103,11 @@ def unbilled(exc):
     return isinstance(exc, anthropic.APIConnectionError) and isinstance(exc.__cause__, NEVER_SENT)
 
 
+def refused(exc):
+    """The API turned the request down before running it (400, 413, 422: never billed)."""
+    return isinstance(exc, anthropic.APIStatusError) and exc.status_code in (400, 413, 422)
+
+
 def backoff(exc, attempt):
     headers = getattr(getattr(exc, "response", None), "headers", {})
     for header, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
@@ -121,6 +126,8 @@ def call_with_retries(call):
         except FATAL as exc:
             raise FatalJudgeError(f"{type(exc).__name__}: {exc}") from exc
         except anthropic.APIError as exc:
+            if refused(exc):  # the request itself is invalid (a prompt over the context window, ...): again is no use
+                return _api_error(exc)
             if not unbilled(exc):
                 return _api_error(exc, note=" (not retried: the API may have billed it)")
             if attempt == settings.JUDGE_MAX_RETRIES:
