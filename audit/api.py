@@ -101,7 +101,8 @@ PARQUET = "application/vnd.apache.parquet"
 BODY_DOC = {
     "requestBody": {
         "required": True,
-        "description": "A JSON array of records, JSON lines, or a Parquet file, in any import format (see `format`).",
+        "description": "A JSON array of records, JSON lines, or a Parquet file, in any import format (see `format`); "
+        "JSON may be gzipped (told from its first bytes, whatever Content-Encoding says).",
         "content": {
             "application/json": {"schema": {"type": "array", "items": {"type": "object"}}},
             "application/x-ndjson": {"schema": {"type": "string"}},
