@@ -115,7 +115,7 @@ def read_records(reader, file_name, fmt="auto", mapping=None):
         return
     lim, mapping = limits(), mapping or {}
     stream = io.BufferedReader(reader, 1 << 20) if isinstance(reader, CountingReader) else reader
-    gzipped = stream.peek(len(GZIP_MAGIC)).startswith(GZIP_MAGIC)
+    gzipped = hasattr(stream, "peek") and stream.peek(len(GZIP_MAGIC)).startswith(GZIP_MAGIC)
     if gzipped and kind != "parquet":
         stream = io.BufferedReader(Inflating(stream, settings.IMPORT_MAX_INFLATED_BYTES), 1 << 20)
         lim["array_bytes"] = settings.IMPORT_MAX_UPLOAD_BYTES
