@@ -160,6 +160,25 @@ def test_it_records_a_request_the_api_refuses_once_as_a_failed_item_it_did_not_b
     assert len([b for b in fake.message_calls("verify") if "300 floors" in claim_of(b)]) == 1  # not retried
 
 
+def test_it_gives_a_long_expert_answer_room_for_its_claims_up_to_what_one_call_may_ask(fake):
+    """The decomposer restates the answer: max_tokens is half a token per character of it, at least 2,048 and
+    at most 21,000 (the SDK refuses a non-streaming call that could run past 10 minutes). The fake stops a reply
+    at max_tokens (4 characters a token), as the model does."""
+    sentences = [f"Valve V-{i:03d} must be torqued to {40 + i % 30} Nm before the pressure test." for i in range(160)]
+    long = make_judged_answer(text=" ".join(sentences), external_id="long")  # about 10,000 characters
+    run = run_over(long.dataset)
+    [sent] = fake.message_calls("decompose")
+    assert sent["max_tokens"] == len(long.text) // 2 > 2048
+    assert run.status == "done" and run.items_failed == 0 and Claim.objects.filter(answer=long).count() == 160
+    huge = make_judged_answer(text=" ".join(sentences * 8), external_id="huge")  # about 81,000 characters
+    run = run_over(huge.dataset)
+    assert fake.message_calls("decompose")[-1]["max_tokens"] == 21_000
+    failure = JudgeFailure.objects.get(answer=huge)
+    assert failure.error == (
+        "model stopped: max_tokens (the answer's claims did not fit in one call: import the answer with its claims)"
+    )
+
+
 def test_it_stops_the_run_on_a_rejected_key(fake):
     fake.handler = lambda kind, body: FakeError(401)
     run = run_over(make_judged_answer().dataset)

@@ -73,7 +73,9 @@ def outcome_from_message(stage, message, ttl="5m"):
     raw = "".join(b.text for b in message.content if getattr(b, "type", "") == "text")
     usage = _usage(message.usage, ttl)
     if message.stop_reason in ("max_tokens", "refusal"):
-        return Outcome(raw=raw, usage=usage, error=f"model stopped: {message.stop_reason}")
+        cut = stage == "decompose" and message.stop_reason == "max_tokens"
+        hint = " (the answer's claims did not fit in one call: import the answer with its claims)" if cut else ""
+        return Outcome(raw=raw, usage=usage, error=f"model stopped: {message.stop_reason}{hint}")
     try:
         return Outcome(data=PARSERS[stage](raw), raw=raw, usage=usage)
     except prompts.OutputError as exc:

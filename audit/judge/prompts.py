@@ -64,7 +64,10 @@ VERIFY_SCHEMA = {
     "additionalProperties": False,
 }
 
-DECOMPOSE_MAX_TOKENS = 2048
+DECOMPOSE_MAX_TOKENS = 2048  # the floor: a long answer gets room for its claims (decompose_max_tokens)
+# The most a call may ask for: the SDK refuses a non-streaming call that could run over 10 minutes at its
+# planning rate of 128,000 tokens an hour (21,333 tokens).
+DECOMPOSE_MAX_TOKENS_CAP = 21_000
 VERIFY_MAX_TOKENS = 1024
 
 
@@ -76,6 +79,7 @@ def build_spec(model=None, effort=None):
         "decompose_system": DECOMPOSE_SYSTEM,
         "decompose_schema": DECOMPOSE_SCHEMA,
         "decompose_max_tokens": DECOMPOSE_MAX_TOKENS,
+        "decompose_max_tokens_cap": DECOMPOSE_MAX_TOKENS_CAP,
         "verify_system": VERIFY_SYSTEM,
         "verify_passage_format": '<passage id="{id}">\n{text}\n</passage>',
         "verify_schema": VERIFY_SCHEMA,
@@ -108,11 +112,19 @@ def _output_config(spec, schema_key):
     return {"format": {"type": "json_schema", "schema": spec[schema_key]}, "effort": spec["effort"]}
 
 
+def decompose_max_tokens(spec, answer_text):
+    """Room for an answer's claims: they restate it (about a token per four characters) with its references
+    spelt out, as JSON, so half a token per character of the answer; at least the spec's floor, at most its cap
+    (a version minted before the cap existed keeps its fixed max_tokens)."""
+    floor = spec["decompose_max_tokens"]
+    return min(spec.get("decompose_max_tokens_cap", floor), max(floor, len(answer_text) // 2))
+
+
 def decompose_params(spec, answer_text):
     """The answer text only: the decomposer never sees passages or the question's context (rule 1)."""
     return {
         "model": spec["model"],
-        "max_tokens": spec["decompose_max_tokens"],
+        "max_tokens": decompose_max_tokens(spec, answer_text),
         "system": spec["decompose_system"],
         "messages": [{"role": "user", "content": f"<answer>\n{answer_text}\n</answer>"}],
         "output_config": _output_config(spec, "decompose_schema"),
