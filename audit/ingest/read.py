@@ -1,15 +1,14 @@
 """Streaming reading of answer files, one record at a time: JSON lines, .json, CSV and Parquet.
 
-The kind of a file is its name's suffix; a .json or .jsonl file (the API's body has no name of its own) that
-starts with Parquet's magic bytes is read as Parquet. A gzipped file (`logs.jsonl.gz`, or any body starting with
-gzip's magic bytes) is inflated as it is read, up to IMPORT_MAX_INFLATED_BYTES; Parquet compresses itself and is
-refused gzipped. Each kind has its module: read_json (JSON lines and
-.json files), read_csv, read_parquet. Every record goes through formats.to_native (the format named, or
-detected) before validation (parse.normalise).
+The kind of a file is its name's suffix; a .json or .jsonl file (the API's body has no name of its own) that starts
+with Parquet's magic bytes is read as Parquet. A gzipped file (`logs.jsonl.gz`, or any body starting with gzip's
+magic bytes) is inflated as it is read, up to IMPORT_MAX_INFLATED_BYTES; Parquet compresses itself and is refused
+gzipped. Each kind has its module: read_json (JSON lines and .json files), read_csv, read_parquet. Every record goes
+through formats.to_native (the format named, or detected) before validation (parse.normalise).
 
 `read_records(reader, file_name)` yields `(line, record, errors)`: `record` is the normalised dict (see
-parse.normalise) or None when `errors` (a list of RecordError) is not empty. File-level problems
-(unsupported type, bad header) come as a single item with line 0 / 1 and no record.
+parse.normalise) or None when `errors` (a list of RecordError) is not empty. File-level problems (unsupported type,
+bad header) come as a single item with line 0 / 1 and no record.
 """
 
 import gzip
