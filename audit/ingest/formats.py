@@ -3,14 +3,15 @@
 Formats: `native` (id, question, answer, passages, ...), `ragas` evaluation samples (user_input, response,
 retrieved_contexts, optional reference; Ragas 0.1's question, answer, contexts), `deepeval` test cases and goldens
 (input, actual_output or actualOutput, retrieval_context or retrievalContext; a list DeepEval's save_as wrote as one
-string joined with "|" is split again), `langchain` chain outputs (input/question/query, answer/result/output,
-context/source_documents of documents), also as a LangSmith run (the same fields under `inputs` and `outputs`,
-start_time as created_at), and `mapping` (any shape, through `target=source` pairs such as `question=prompt` or
-`passage.text=content`; a source may be a dotted path into nested objects and lists, e.g. `observations.0.output`,
-and a field named with dots, as flattened tables have, is read whole). `auto` detects the format of each record from
-its fields. In every format a passage may be a plain string or a LangChain-style document (page_content, metadata
-with id/source/title/url/..., also as LangChain serialises it: {"lc": 1, "kwargs": {...}}); in a tool's shape (not
-native) the passages field may also be one string of context, taken as one passage.
+string joined with "|" is split again), `langchain` chain outputs (input/question/query,
+answer/result/output/response, context/source_documents/documents/contexts/passage of documents), also as a
+LangSmith run (the same fields under `inputs` and `outputs`, start_time as created_at), and `mapping` (any shape,
+through `target=source` pairs such as `question=prompt` or `passage.text=content`; a source may be a dotted path
+into nested objects and lists, e.g. `observations.0.output`, and a field named with dots, as flattened tables have,
+is read whole). `auto` detects the format of each record from its fields. In every format a passage may be a plain
+string or a LangChain-style document (page_content, metadata with id/source/title/url/..., also as LangChain
+serialises it: {"lc": 1, "kwargs": {...}}); in a tool's shape (not native) the passages field may also be one string
+of context, taken as one passage.
 
 A field with a native name (id, created_at, meta, claims, ...) keeps its meaning unless the shape takes that native
 field from another one: then it goes into `meta`. The fields a shape takes are left out of `meta`, down to the leaf
