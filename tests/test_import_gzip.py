@@ -1,8 +1,9 @@
 """Gzipped uploads (`logs.jsonl.gz`, `export.csv.gz`, a gzipped API body): inflated as they are read, through
 the web form, the API and the task worker, storing what the plain file stores; a damaged or cut-off stream, an
 inflated size over IMPORT_MAX_INFLATED_BYTES, a gzipped Parquet file and an oversized JSON array are refused
-naming the file, with nothing written."""
+naming the file, with nothing written. UTF-16 files (Excel's "Unicode Text") are read as their UTF-8 twin."""
 
+import csv
 import gzip
 import hashlib
 import io
@@ -32,7 +33,7 @@ def stored(dataset):
     ]
 
 
-class GzipTests(TestCase):
+class Upload(TestCase):
     def setUp(self):
         self.client.force_login(make_user("lead", "lead"))
 
@@ -46,6 +47,8 @@ class GzipTests(TestCase):
         self.assertEqual(Answer._base_manager.count(), 0)  # nothing written
         return [(e["line"], e["field"], e["message"]) for e in batch.errors]
 
+
+class GzipTests(Upload):
     def test_it_stores_from_a_gzipped_jsonl_or_csv_what_the_plain_file_stores(self):
         for name, data in (("ragas.jsonl", JSONL), ("fiqa.csv", CSV)):
             self.upload(name, data, dataset=f"plain-{name}")
@@ -109,3 +112,29 @@ class GzipTests(TestCase):
         self.assertLess(len(data), 3_000)
         [(_, field, message)] = self.refused("array.json.gz", data)
         self.assertEqual((field, message), ("file", "a JSON array over 3,000 bytes: write JSON lines"))
+
+
+class Utf16Tests(Upload):
+    """Excel's "Unicode Text" (UTF-16 with its byte order mark, tab-separated, CRLF), and UTF-16 JSON lines."""
+
+    def test_it_reads_an_excel_unicode_text_export_like_its_utf8_csv(self):
+        rows = list(csv.reader(io.StringIO(CSV.decode())))
+        tsv = io.StringIO()
+        csv.writer(tsv, delimiter="\t", lineterminator="\r\n").writerows(rows)
+        self.upload("fiqa.csv", CSV, dataset="utf8")
+        for encoding in ("utf-16", "utf-16-be"):
+            data = (b"\xfe\xff" if encoding == "utf-16-be" else b"") + tsv.getvalue().encode(encoding)
+            batch = self.upload("fiqa-unicode.csv", data, dataset=encoding)
+            self.assertEqual((batch.status, batch.errors), ("done", []))
+            self.assertEqual(stored(encoding), stored("utf8"))
+
+    def test_it_reads_gzipped_utf16_json_lines(self):
+        self.upload("a.jsonl", JSONL, dataset="utf8")
+        batch = self.upload("a.jsonl.gz", gzip.compress(JSONL.decode().encode("utf-16")), dataset="utf16")
+        self.assertEqual((batch.created, stored("utf16")), (2, stored("utf8")))
+
+    def test_it_refuses_broken_utf16_naming_the_file(self):
+        data = "id,question\r\n".encode("utf-16") + b"\x00\xd8\x41"  # a lone high surrogate, then half a unit
+        [(_, field, message)] = self.refused("broken.csv", data)
+        self.assertEqual(field, "file")
+        self.assertIn("not valid UTF-16", message)

@@ -3,14 +3,16 @@
 The kind of a file is its name's suffix; a .json or .jsonl file (the API's body has no name of its own) that starts
 with Parquet's magic bytes is read as Parquet. A gzipped file (`logs.jsonl.gz`, or any body starting with gzip's
 magic bytes) is inflated as it is read, up to IMPORT_MAX_INFLATED_BYTES; Parquet compresses itself and is refused
-gzipped. Each kind has its module: read_json (JSON lines and .json files), read_csv, read_parquet. Every record goes
-through formats.to_native (the format named, or detected) before validation (parse.normalise).
+gzipped. A file starting with a UTF-16 byte order mark (Excel's "Unicode Text") is read as UTF-8. Each kind has its
+module: read_json (JSON lines and .json files), read_csv, read_parquet. Every record goes through formats.to_native
+(the format named, or detected) before validation (parse.normalise).
 
 `read_records(reader, file_name)` yields `(line, record, errors)`: `record` is the normalised dict (see
 parse.normalise) or None when `errors` (a list of RecordError) is not empty. File-level problems (unsupported type,
 bad header) come as a single item with line 0 / 1 and no record.
 """
 
+import codecs
 import gzip
 import hashlib
 import io
@@ -30,14 +32,15 @@ JSON_SUFFIXES = (".json",)  # a JSON array of records, or JSON lines
 PARQUET_SUFFIXES = (".parquet", ".pq")
 PARQUET_MAGIC = b"PAR1"
 GZIP_MAGIC = b"\x1f\x8b"
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
-class InflateError(Exception):
-    pass
+class StreamError(Exception):
+    """The file cannot be read as a whole (damaged gzip data, too large inflated, broken UTF-16): one file error."""
 
 
 class Inflating(io.RawIOBase):
-    """A gzip stream read inflated, at most `limit` bytes of it; InflateError when it is damaged or larger."""
+    """A gzip stream read inflated, at most `limit` bytes of it; StreamError when it is damaged or larger."""
 
     def __init__(self, raw, limit):
         self.gz, self.limit, self.inflated = gzip.GzipFile(fileobj=raw), limit, 0
@@ -49,10 +52,34 @@ class Inflating(io.RawIOBase):
         try:
             n = self.gz.readinto(buf)
         except (OSError, EOFError, zlib.error) as e:  # BadGzipFile is an OSError; a cut-off stream an EOFError
-            raise InflateError(f"the gzip data is damaged or cut short ({e})") from None
+            raise StreamError(f"the gzip data is damaged or cut short ({e})") from None
         self.inflated += n
         if self.inflated > self.limit:
-            raise InflateError(f"inflated, the file is over {self.limit:,} bytes (IMPORT_MAX_INFLATED_BYTES)")
+            raise StreamError(f"inflated, the file is over {self.limit:,} bytes (IMPORT_MAX_INFLATED_BYTES)")
+        return n
+
+
+class Utf8From16(io.RawIOBase):
+    """A UTF-16 file (its byte order mark first, as Excel's "Unicode Text" and some exports write it) read as the
+    UTF-8 bytes every reader expects; line ends are kept as written."""
+
+    def __init__(self, buffered):
+        self.text, self.pending = io.TextIOWrapper(buffered, encoding="utf-16", newline=""), b""
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        while len(self.pending) < len(buf):
+            try:
+                chunk = self.text.read(1 << 16)
+            except UnicodeDecodeError as e:
+                raise StreamError(f"the file starts as UTF-16 but is not valid UTF-16 ({e.reason})") from None
+            if not chunk:
+                break
+            self.pending += chunk.encode("utf-8")
+        n = min(len(buf), len(self.pending))
+        buf[:n], self.pending = self.pending[:n], self.pending[n:]
         return n
 
 
@@ -115,13 +142,22 @@ def read_records(reader, file_name, fmt="auto", mapping=None):
     lim, mapping = limits(), mapping or {}
     stream = io.BufferedReader(reader, 1 << 20) if isinstance(reader, CountingReader) else reader
     gzipped = hasattr(stream, "peek") and stream.peek(len(GZIP_MAGIC)).startswith(GZIP_MAGIC)
-    if gzipped and kind != "parquet":
+    try:
+        if kind != "parquet":
+            stream = _decoded(stream, gzipped, lim)
+        yield from _records(stream, reader, kind, file_name, lim, fmt, mapping, gzipped)
+    except StreamError as e:
+        yield 0, None, [RecordError(0, "file", str(e))]
+
+
+def _decoded(stream, gzipped, lim):
+    """The stream inflated when gzipped, and as UTF-8 when it is UTF-16 (told from its byte order mark)."""
+    if gzipped:
         stream = io.BufferedReader(Inflating(stream, settings.IMPORT_MAX_INFLATED_BYTES), 1 << 20)
         lim["array_bytes"] = settings.IMPORT_MAX_UPLOAD_BYTES
-    try:
-        yield from _records(stream, reader, kind, file_name, lim, fmt, mapping, gzipped)
-    except InflateError as e:
-        yield 0, None, [RecordError(0, "file", str(e))]
+    if hasattr(stream, "peek") and stream.peek(2)[:2] in UTF16_BOMS:
+        stream = io.BufferedReader(Utf8From16(stream), 1 << 20)
+    return stream
 
 
 def _records(stream, reader, kind, file_name, lim, fmt, mapping, gzipped):
