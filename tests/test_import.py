@@ -255,10 +255,10 @@ class BadInputTests(TestCase):
         latin1 = json.dumps(rec(2, question="Où est Paris?"), ensure_ascii=False).encode("latin-1")
         self.assertFails(jsonl(rec(1), latin1), 2, "", "not valid UTF-8")
         self.assertFails(
-            b"id,question,answer,passages\n" + "a,Où,x,[]\n".encode("latin-1"),
+            b"id,question,answer,passages\n" + "a,Où,x,[]\n".encode("cp1252"),
             2,
             "",
-            "not valid UTF-8",
+            'not valid UTF-8 (byte 4 of the line): a spreadsheet writes UTF-8 when saved as "CSV UTF-8"',
             file_name="a.csv",
         )
 

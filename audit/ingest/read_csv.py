@@ -23,6 +23,10 @@ from audit.ingest.read_json import no_constant
 SEP_HINT = re.compile(r'^"?sep=([,;\t|])"?\r?\n?$')
 
 
+# Excel's plain "CSV (Comma delimited)" writes the machine's legacy code page (Windows-1252, Mac Roman).
+SPREADSHEET_HINT = 'a spreadsheet writes UTF-8 when saved as "CSV UTF-8"'
+
+
 class _StopLine(Exception):
     def __init__(self, error):
         self.error = error
@@ -37,7 +41,8 @@ def _csv_lines(stream, lim, counter):
         try:
             yield raw.decode("utf-8-sig" if counter[0] == 1 else "utf-8")
         except UnicodeDecodeError as e:
-            raise _StopLine(RecordError(counter[0], "", f"not valid UTF-8 (byte {e.start + 1} of the line)"))
+            where = f"not valid UTF-8 (byte {e.start + 1} of the line)"
+            raise _StopLine(RecordError(counter[0], "", f"{where}: {SPREADSHEET_HINT}")) from None
 
 
 def csv_file(stream, lim, fmt, mapping, adapter):
