@@ -135,3 +135,50 @@ class MoreShapesTests(Upload):
         self.assertEqual((a.question, a.text), ("When did Arthur's Magazine stop?", "It stopped in 1850."))
         self.assertEqual(texts(a), ["Arthur's Magazine (1844-1846) was an American literary periodical."])
         self.assertEqual(a.meta, {"label": "FAIL", "source_ds": "halueval"})
+
+
+class OddInputTests(Upload):
+    """Values a file or a mapping can hold that must be a 400 naming the field, never a 500."""
+
+    def test_it_takes_a_digit_that_is_not_ascii_as_a_key_not_a_list_index(self):
+        rec = {"q": "Why?", "items": ["It is."], "ctx": ["It is, says the manual."]}
+        errors = self.refused(
+            "odd.jsonl", json.dumps(rec).encode(), format="mapping", mapping="question=q\nanswer=items.²\npassages=ctx"
+        )
+        self.assertEqual(errors, [(1, "items.²", "missing")])
+
+    def test_it_refuses_a_csv_cell_python_cannot_build_naming_the_column(self):
+        data = b'user_input,response,retrieved_contexts\nWhy?,Because.,"[{[]: 1}]"\n'
+        [(line, field, message)] = self.refused("bad.csv", data)
+        self.assertEqual((line, field), (2, "retrieved_contexts"))
+        self.assertIn("not a JSON value nor a list of strings", message)
+
+    def test_it_refuses_passage_metadata_the_database_cannot_store(self):
+        rec = {
+            "id": "a",
+            "question": "Q?",
+            "answer": "A.",
+            "passages": [{"id": "p", "text": "T.", "title": "x\u0000y"}],
+        }
+        errors = self.refused("nul.jsonl", json.dumps(rec).encode())
+        self.assertEqual([(line, field) for line, field, _ in errors], [(1, "passages[0].meta.title")])
+
+    def test_it_leaves_out_of_meta_a_dotted_field_a_mapping_took_from_a_nested_object(self):
+        rec = {"span": {"attributes.input.value": "Q?", "kind": "CHAIN"}, "out": "A.", "docs": ["A, says the doc."]}
+        mapping = "question=span.attributes.input.value\nanswer=out\npassages=docs"
+        self.assertEqual(
+            self.upload("span.jsonl", json.dumps(rec).encode(), format="mapping", mapping=mapping).created, 1
+        )
+        a = Answer.objects.get()
+        self.assertEqual((a.question, a.meta), ("Q?", {"span": {"kind": "CHAIN"}}))
+
+    def test_it_refuses_a_parquet_map_keyed_by_lists_naming_the_file(self):
+        kind = pa.map_(pa.list_(pa.string()), pa.string())
+        table = pa.table(
+            {"question": ["Q?"], "answer": ["A."], "passages": [["T."]], "tags": pa.array([[(["k"], "v")]], kind)}
+        )
+        buf = io.BytesIO()
+        pq.write_table(table, buf)
+        [(line, field, message)] = self.refused("map.parquet", buf.getvalue())
+        self.assertEqual(field, "file")
+        self.assertIn("map.parquet", message)

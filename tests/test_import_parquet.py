@@ -261,6 +261,18 @@ class RefusalTests(Upload):
         self.assertEqual((line, field), (1, ""))
         self.assertIn("over the 64 bytes limit", message)
 
+    @override_settings(IMPORT_MAX_LINE_BYTES=5_000)
+    def test_it_refuses_rows_that_decode_over_the_limit_though_the_footer_says_small(self):
+        """One 8,000-character question shared by 300 rows is stored once (dictionary encoding): the footer's
+        average row is tiny, each decoded row is not."""
+        rows = [{"id": f"r{i}", "question": "q" * 8_000, "answer": "a.", "passages": ["p."]} for i in range(300)]
+        data = parquet(rows, compression="zstd")
+        meta = pq.ParquetFile(io.BytesIO(data)).metadata
+        self.assertLess(meta.row_group(0).total_byte_size / meta.num_rows, 5_000)  # what the footer says
+        [(line, field, message)] = self.refused("shared.parquet", data)
+        self.assertEqual((line, field), (1, ""))
+        self.assertIn("bytes on average (decoded), over the 5,000 bytes limit", message)
+
 
 class ApiTests(Upload):
     def test_it_imports_a_native_parquet_body_with_nested_passages_and_claims(self):

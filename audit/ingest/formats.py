@@ -199,6 +199,12 @@ def _split(text):
 _GONE = object()
 
 
+def _index(part):
+    """The list position a path part names (ASCII digits: "0", "12"), else None ("²" is a digit to
+    str.isdigit, not to int())."""
+    return int(part) if part.isascii() and part.isdecimal() and len(part) < 10 else None
+
+
 def _get(obj, path, missing=None):
     """The value at a dotted path; at each level a key spelt with the dots of the rest of the path wins
     (flattened exports name fields `attributes.input.value`)."""
@@ -207,8 +213,9 @@ def _get(obj, path, missing=None):
         rest = ".".join(parts[i:])
         if isinstance(obj, dict) and i < len(parts) - 1 and rest in obj:
             return obj[rest]
-        if isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
-            obj = obj[int(part)]
+        n = _index(part) if isinstance(obj, list) else None
+        if n is not None and n < len(obj):
+            obj = obj[n]
         elif isinstance(obj, dict) and part in obj:
             obj = obj[part]
         else:
@@ -220,31 +227,29 @@ def _rest(obj, paths):
     """obj without what the shape takes from it: whole fields, and the leaves of dotted paths."""
     out = dict(obj)
     for path in paths:
-        head, _, tail = path.partition(".")
-        if path in out:  # a field named with dots
-            del out[path]
-        elif head in out:
-            left = _without(out[head], tail) if tail else _GONE
-            if left is _GONE:
-                del out[head]
-            else:
-                out[head] = left
+        left = _without(out, path)
+        out = {} if left is _GONE else left
     return out
 
 
 def _without(value, path):
-    """A copy of value (object or list) without the leaf at a dotted path; _GONE when nothing else is left."""
+    """A copy of value (object or list) without the leaf at a dotted path, read as _get reads it (a key spelt
+    with the path's dots wins); _GONE when nothing else is left."""
+    if isinstance(value, dict) and path in value:
+        out = {k: v for k, v in value.items() if k != path}
+        return out or _GONE
     head, _, tail = path.partition(".")
-    if isinstance(value, dict) and head in value:
-        left, out = _without(value[head], tail) if tail else _GONE, dict(value)
+    if isinstance(value, dict) and head in value and tail:
+        left, out = _without(value[head], tail), dict(value)
         if left is _GONE:
             del out[head]
         else:
             out[head] = left
         return out or _GONE
-    if isinstance(value, list) and head.isdigit() and int(head) < len(value):
-        left, out = _without(value[int(head)], tail) if tail else _GONE, list(value)
-        out[int(head)] = None if left is _GONE else left  # the other items keep their positions
+    n = _index(head) if isinstance(value, list) else None
+    if n is not None and n < len(value):
+        left, out = _without(value[n], tail) if tail else _GONE, list(value)
+        out[n] = None if left is _GONE else left  # the other items keep their positions
         return out
     return value
 

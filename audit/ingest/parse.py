@@ -213,6 +213,7 @@ def _part_meta(item, known, out, line, field, errors):
             errors.append(RecordError(line, f"{field}.{key}", "unknown field also present in meta: rename one"))
         meta[key] = item[key]
     if meta:
+        _storable(meta, f"{field}.meta", line, errors)  # a NaN, a NUL or a lone surrogate would fail in the database
         out["meta"] = meta
 
 

@@ -94,7 +94,10 @@ def _cell_json(value):
     except ValueError:
         if not value.lstrip().startswith("["):
             raise
-        parsed = ast.literal_eval(value.strip())
+        try:
+            parsed = ast.literal_eval(value.strip())
+        except (TypeError, MemoryError, RecursionError):  # "[{[]: 1}]": a literal Python cannot build
+            raise ValueError("not a JSON value nor a list of strings") from None
         if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
             raise ValueError("not a JSON value nor a list of strings") from None
         return parsed

@@ -12,7 +12,8 @@ A file that is not Parquet, or is corrupt, is one error naming the file; so is a
 average more than IMPORT_MAX_LINE_BYTES uncompressed (the bound of one JSON line), read from the footer
 before any row is decoded. The footer's sizes also set how many rows are decoded at a time (BATCH_BYTES).
 They are sizes as encoded: a value repeated in many rows is stored once (dictionary encoding), so such a
-column decodes larger than the footer says.
+column decodes larger than the footer says; each decoded batch is measured again (pyarrow's nbytes) before its
+rows become Python objects, and refused the same way when its rows average over the limit.
 """
 
 import datetime as dt
@@ -25,12 +26,13 @@ import pyarrow.parquet as pq
 
 from audit.ingest.parse import RecordError
 
-BATCH_ROWS = 256  # rows decoded into Python objects at a time, at most
+BATCH_ROWS = 64  # rows decoded into Python objects at a time, at most
 BATCH_BYTES = 32 * 1024 * 1024  # and about this much data (uncompressed): fewer rows when they are large
 INDEX_COLUMN = re.compile(r"__index_level_\d+__")
 # What pyarrow raises on a file that is not Parquet or is damaged (a bad footer, a corrupt page, a map with
 # a key twice).
-UNREADABLE = (pyarrow.ArrowException, OSError, ValueError, KeyError, OverflowError)  # Overflow: a date past year 9999
+# OverflowError: a date past year 9999; TypeError: a map column keyed by lists or structs (unhashable)
+UNREADABLE = (pyarrow.ArrowException, OSError, ValueError, KeyError, OverflowError, TypeError)
 
 
 def parquet_file(source, file_name, lim, adapt, advance=None):
@@ -46,7 +48,7 @@ def parquet_file(source, file_name, lim, adapt, advance=None):
         yield refused.line, None, [refused]
         return
     total = max(pf.metadata.num_rows, 1)
-    for line, row in _rows(pf, file_name):
+    for line, row in _rows(pf, file_name, lim):
         if isinstance(row, RecordError):
             yield line, None, [row]
             return
@@ -55,7 +57,7 @@ def parquet_file(source, file_name, lim, adapt, advance=None):
             advance(line / total)
 
 
-def _rows(pf, file_name):
+def _rows(pf, file_name, lim):
     """(line, row as a dict) of every row, decoded a batch at a time; (line, RecordError) where the file is
     damaged, then nothing more. Only pyarrow's own calls are guarded: an error in the caller's code is not
     mistaken for a damaged file."""
@@ -65,6 +67,9 @@ def _rows(pf, file_name):
     while True:
         try:
             batch = next(batches, None)
+            if batch is not None and batch.num_rows and batch.nbytes / batch.num_rows > lim["line_bytes"]:
+                yield line + 1, _decoded_too_large(batch, lim, line + 1)
+                return
             rows = [] if batch is None else batch.to_pylist(maps_as_pydicts="strict")
         except UNREADABLE as e:
             yield line + 1, _unreadable(file_name, e, line + 1)
@@ -74,6 +79,15 @@ def _rows(pf, file_name):
         for row in rows:
             line += 1
             yield line, row
+
+
+def _decoded_too_large(batch, lim, line):
+    """A batch whose rows, decoded, average over the limit: the footer's sizes are as encoded, and a value
+    stored once (dictionary encoding) for many rows decodes once per row."""
+    size = batch.nbytes // batch.num_rows
+    return RecordError(
+        line, "", f"rows of {size:,} bytes on average (decoded), over the {lim['line_bytes']:,} bytes limit"
+    )
 
 
 def _unreadable(file_name, error, line):
