@@ -1,9 +1,12 @@
 """The claim-level calibration sample: allocation, a draw reproducible from its seed, inclusion
 probabilities and weights, annotators labelling only the sampled claims, and weighted figures."""
 
+import json
+
 import pytest
 from django.core.management import call_command
 
+from annotations.adjudication.export import export_bytes
 from annotations.assignments.services import audit_assign
 from annotations.lab.calibration import calibration_figures, calibration_report
 from annotations.models import GoldLabel
@@ -177,3 +180,20 @@ def test_it_reads_the_judge_verdicts_of_the_sampled_claims_only(judged):
     answers = AuditAnswer.objects.filter(audit=audit).values("answer_id")
     assert Claim.objects.filter(answer_id__in=answers).count() > len(sampled)  # their answers hold more claims
     assert set(audit_frames(audit, version.id)["judge"]["claim_id"]) == sampled
+
+
+def test_it_leaves_each_answer_undecided_in_the_answer_export_of_a_calibration_audit(judged):
+    """Gold on every sampled claim: a sampled answer's other claims have none, so its pass stays undecided."""
+    ds, version, claims = judged
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=5, seed=7)
+    sampled = list(AuditClaim.objects.filter(audit=audit).select_related("claim"))
+    for ac in sampled:
+        GoldLabel.objects.create(audit=audit, claim=ac.claim, verdict=S, source="adjudicated")
+    rows = [json.loads(line) for line in export_bytes(audit, level="answer", fmt="jsonl").decode().splitlines()]
+    per_answer = {}
+    for ac in sampled:
+        per_answer[ac.claim.answer.external_id] = per_answer.get(ac.claim.answer.external_id, 0) + 1
+    assert {r["answer_id"]: (r["claims"], r["supported"], r["no_gold"]) for r in rows} == {
+        a: (3, n, 3 - n) for a, n in per_answer.items()
+    }
+    assert {r["gold_pass"] for r in rows} == {None}

@@ -17,7 +17,7 @@ from django.conf import settings
 from annotations.adjudication.selectors import latest_judge_verdicts
 from annotations.models import Assignment, GoldLabel, Label
 from audit.lazy import lazy_module
-from audit.models import SCORED_VERDICTS, AuditAnswer, AuditClaim, Verdict
+from audit.models import SCORED_VERDICTS, AuditAnswer, AuditClaim, Claim, Verdict
 from audit.selectors import plain_rows
 
 parquet = lazy_module("annotations.adjudication.parquet")  # pyarrow is loaded by a Parquet export only
@@ -104,7 +104,9 @@ def pseudonym(user_id):
     return "ann-" + hashlib.sha256(f"{salt}:{user_id}".encode()).hexdigest()[:10]
 
 
-def _parts(audit, names):
+def _parts(audit, names, every_claim=False):
+    """every_claim: all claims of the audit's answers, not only a calibration sample's sampled ones (an answer's
+    pass or fail needs every claim: the other claims of a sampled answer have no gold, so it stays undecided)."""
     items = list(
         AuditAnswer.objects.filter(audit=audit)
         .order_by("position")
@@ -119,7 +121,9 @@ def _parts(audit, names):
         design = {r.pop("claim_id"): r for r in rows}
     claims = {}
     for cid, answer_id, position, text, meta in plain_rows(
-        audit.claims().order_by("position").values_list("id", "answer_id", "position", "text", "meta")
+        (Claim.objects.filter(answer__audit_items__audit=audit) if every_claim else audit.claims())
+        .order_by("position")
+        .values_list("id", "answer_id", "position", "text", "meta")
     ):
         c = {"id": cid, "position": position, "text": text, "meta": meta}
         claims.setdefault(answer_id, []).append(c | design.get(cid, {}))
@@ -217,7 +221,7 @@ def claim_rows(audit, *, names=False):
 
 
 def answer_rows(audit, *, names=False):
-    items, claims, gold, people, _labels, _judge = _parts(audit, names)
+    items, claims, gold, people, _labels, _judge = _parts(audit, names, every_claim=True)
     provisional, out = not audit.is_closed, []
     for it in items:
         verdicts = [gold[c["id"]][0] for c in claims.get(it["answer_id"], []) if c["id"] in gold]
