@@ -84,10 +84,20 @@ class NestedStrataTests(TestCase):
 
     def test_it_refuses_keys_that_are_not_metadata_paths(self):
         # "meta.run.0": a key of digits would be read as a list index by the lookups, so no stratum would match
-        for bad in ["meta.a..b", "meta.a.", "meta..a", "meta.a.b c", "meta.a.b.c.d.e", f"{KEY}, {KEY}", "meta.run.0"]:
+        for bad in [
+            "meta.a..b",
+            "meta.a.",
+            "meta..a",
+            "meta.a.b c",
+            "meta.a.b.c.d.e",
+            f"{KEY}, {KEY}",
+            "meta.run.0",
+            "meta.a.1_0",
+        ]:
             with pytest.raises(pop.StrataError):
                 pop.parse_strata_keys(bad)
         assert pop.parse_strata_keys("judge, meta.a.b.c.d") == ["judge", "meta.a.b.c.d"]
+        assert pop.parse_strata_keys("meta.run_1, meta.a._1") == ["meta.run_1", "meta.a._1"]  # int() reads neither
 
 
 class PathListingTests(TestCase):

@@ -18,8 +18,8 @@ from django.db.models.query_utils import FilteredRelation
 
 from audit.models import Answer, AnswerJudgement, AuditAnswer, JudgeVerdict, JudgeVersion
 
-# One key of a metadata path; not all digits, which the JSON lookups would read as a list index.
-META_FIELD = re.compile(r"(?!\d+$)[A-Za-z0-9_][A-Za-z0-9_\-]{0,63}")
+# One key of a metadata path; not one int() reads ("12", "1_0"), which the JSON lookups would take as a list index.
+META_FIELD = re.compile(r"(?!\d+(?:_\d+)*$)[A-Za-z0-9_][A-Za-z0-9_\-]{0,63}")
 META_DEPTH = 4  # keys in a metadata path at most: meta.a.b.c.d
 META_LISTED = 50  # metadata paths named at most (in the preview, and when a key is refused)
 META_SCANNED = 1000  # distinct paths collected at most while looking for them
