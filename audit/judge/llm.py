@@ -99,15 +99,15 @@ def call_timeout(max_tokens):
     return settings.JUDGE_TIMEOUT + max_tokens / SLOWEST_TOKENS_PER_SECOND
 
 
-def unbilled(exc):
-    if isinstance(exc, anthropic.APIStatusError):
-        return exc.status_code in RETRY_STATUS or exc.status_code >= 500
+def never_sent(exc):
     return isinstance(exc, anthropic.APIConnectionError) and isinstance(exc.__cause__, NEVER_SENT)
 
 
-def refused(exc):
-    """The API turned the request down before running it (400, 413, 422: never billed)."""
-    return isinstance(exc, anthropic.APIStatusError) and exc.status_code in (400, 413, 422)
+def retryable(exc):
+    """Worth sending again: a rate limit, an overload or a server error, or a request that never left."""
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code in RETRY_STATUS or exc.status_code >= 500
+    return never_sent(exc)
 
 
 def backoff(exc, attempt):
@@ -128,12 +128,12 @@ def call_with_retries(call):
         except FATAL as exc:
             raise FatalJudgeError(f"{type(exc).__name__}: {exc}") from exc
         except anthropic.APIError as exc:
-            if refused(exc):  # the request itself is invalid (a prompt over the context window, ...): again is no use
-                return _api_error(exc)
-            if not unbilled(exc):
+            # An error status is the API's answer instead of a message: nothing billed. A timeout or a connection
+            # lost after sending may have been billed, so it is not sent again.
+            if not isinstance(exc, anthropic.APIStatusError) and not never_sent(exc):
                 return _api_error(exc, note=" (not retried: the API may have billed it)")
-            if attempt == settings.JUDGE_MAX_RETRIES:
-                return _api_error(exc)
+            if not retryable(exc) or attempt == settings.JUDGE_MAX_RETRIES:
+                return _api_error(exc)  # an invalid request (400, 413, 422: a prompt over the context window) at once
             time.sleep(backoff(exc, attempt))
 
 
