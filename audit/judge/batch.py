@@ -14,6 +14,7 @@ prefix the API did not cache."""
 
 import time
 from collections import Counter
+from dataclasses import replace
 
 from django.conf import settings
 from django.db import transaction
@@ -40,21 +41,22 @@ def cache_ttl(calls, cacheable):
     return BATCH_TTL if cacheable and calls >= MIN_CACHED_CALLS else None
 
 
-def verify_context(judge, st):
-    """The answer's verify system blocks, with the breakpoint cache_ttl chooses."""
-    ttl = cache_ttl(len(st.todo_claims), judge.cacheable(judge.verify_context(st.passages)))
+def verify_context(judge, st, calls):
+    """The answer's verify system blocks for `calls` of its requests, with the breakpoint cache_ttl chooses."""
+    ttl = cache_ttl(calls, judge.cacheable(judge.verify_context(st.passages)))
     return judge.verify_context(st.passages, ttl)
 
 
-def cut_short(judge, st, items):
-    """The part of an answer's verify requests the budget lets through: with fewer than MIN_CACHED_CALLS of
-    them the 1-hour write no longer pays, so they go without a breakpoint (the budget reserved more for them)."""
-    if cache_ttl(len(items), cacheable=True) is not None:
-        return items
-    st.context = judge.verify_context(st.passages, None)
-    return [
-        Item("verify", st, it.claim_id, judge.verify_params(st.context, st.claim_texts[it.claim_id])) for it in items
-    ]
+def admitted(budget, items):
+    """The items the budget lets through, in order, up to the first it refuses (reserved for)."""
+    out = []
+    for item in items:
+        est = budget.estimate(item)
+        if not budget.allows(est):
+            break
+        budget.reserve(est)
+        out.append(item)
+    return out
 
 
 def count_uncached(run, judge, states, calls, usages):
@@ -86,23 +88,25 @@ def run_batches(run, judge, rec, answer_ids, progress, retry_failed):
                 collect(run, judge, rec, entry, progress)
         budget, requests = Budget(run, rec), []
         for i in range(0, len(answer_ids), CHUNK):
+            if over_budget:  # nothing more is sent, in this stage or the next
+                break
             for st in load_states(run, answer_ids[i : i + CHUNK], retry_failed=retry_failed):
                 if stage == "decompose":
                     items = [Item(stage, st, None, judge.decompose_params(st.text))] if st.needs_decompose else []
                 else:
-                    st.context = verify_context(judge, st) if st.todo_claims else None
+                    st.context = verify_context(judge, st, len(st.todo_claims)) if st.todo_claims else None
                     items = verify_items(judge, st, st.todo_claims, lead=False)
-                fitting = []
-                for item in items:
-                    est = budget.estimate(item)
-                    over_budget = over_budget or not budget.allows(est)
-                    if over_budget:
-                        break
-                    budget.reserve(est)
-                    fitting.append(item)
-                if stage == "verify" and 0 < len(fitting) < len(items):
-                    fitting = cut_short(judge, st, fitting)
+                fitting = admitted(budget, items)
+                over_budget = len(fitting) < len(items)
+                if stage == "verify" and fitting and over_budget:  # the part sent gets its own breakpoint, if any
+                    st.context = verify_context(judge, st, len(fitting))
+                    fitting = [
+                        replace(it, params=judge.verify_params(st.context, st.claim_texts[it.claim_id]))
+                        for it in fitting
+                    ]
                 requests += [(custom_id(item), item.params) for item in fitting]
+                if over_budget:
+                    break
         if requests:
             entry = {"id": judge.batch_submit(requests), "stage": stage, "requests": len(requests), "collected": False}
             run.batch_ids = [*run.batch_ids, entry]

@@ -26,7 +26,7 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Length
 
 from audit.judge import prompts, rubric
-from audit.judge.batch import BATCH_DISCOUNT, BATCH_TTL, MIN_CACHED_CALLS
+from audit.judge.batch import BATCH_DISCOUNT, BATCH_TTL, MIN_CACHED_CALLS, cache_ttl
 from audit.judge.store import one_hour_write_price
 from audit.models import Answer, Claim, JudgeVerdict, JudgeVersion, Passage
 
@@ -186,7 +186,7 @@ def _add_calls(est, rows, sh, stored_reply):
         est.input_tokens += round(user * k)
         reply = tokens(sh.verify_reply + (stored_reply if stored_reply is not None else per_claim + REASON_CHARS))
         est.output_tokens += round(reply * k)
-        if prefix >= minimum and est.batch and round(k) < MIN_CACHED_CALLS:  # too few claims to cache (batch.cache_ttl)
+        if prefix >= minimum and est.batch and cache_ttl(round(k), cacheable=True) is None:  # too few claims to cache
             lone += 1
             est.input_tokens += round(prefix * k)
         elif prefix >= minimum:
