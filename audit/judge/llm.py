@@ -23,8 +23,8 @@ from audit.judge.outcome import FatalJudgeError, Outcome
 FATAL = (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthropic.NotFoundError)
 RETRY_STATUS = (408, 409, 429)  # and every 5xx
 NEVER_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout)
-# The slowest output the SDK plans for (it refuses non-streaming calls that could take longer than 10
-# minutes at this rate): 128,000 tokens an hour.
+# The slowest output the SDK plans for (without an explicit timeout it refuses non-streaming calls that could
+# take longer than 10 minutes at this rate): 128,000 tokens an hour. Every call here passes its own timeout.
 SLOWEST_TOKENS_PER_SECOND = 128_000 / 3600
 PARSERS = {"decompose": prompts.parse_decompose, "verify": prompts.parse_verify, "rubric": rubric.parse_rubric}
 

@@ -65,8 +65,8 @@ VERIFY_SCHEMA = {
 }
 
 DECOMPOSE_MAX_TOKENS = 2048  # the floor: a long answer gets room for its claims (decompose_max_tokens)
-# The most a call may ask for: the SDK refuses a non-streaming call that could run over 10 minutes at its
-# planning rate of 128,000 tokens an hour (21,333 tokens).
+# The project's ceiling, not the API's: at the slowest output rate the SDK plans for (128,000 tokens an hour)
+# a longer reply could take over 10 minutes, which the call's timeout (llm.call_timeout) would then have to allow.
 DECOMPOSE_MAX_TOKENS_CAP = 21_000
 VERIFY_MAX_TOKENS = 1024
 
