@@ -48,6 +48,7 @@ class Upload(TestCase):
         return [(e["line"], e["field"], e["message"]) for e in batch.errors]
 
 
+@override_settings(IMPORT_INLINE_BYTES=1 << 40)  # read in the request: these tests are about reading, not routing
 class GzipTests(Upload):
     def test_it_stores_from_a_gzipped_jsonl_or_csv_what_the_plain_file_stores(self):
         for name, data in (("ragas.jsonl", JSONL), ("fiqa.csv", CSV)):
@@ -114,6 +115,7 @@ class GzipTests(Upload):
         self.assertEqual((field, message), ("file", "a JSON array over 3,000 bytes: write JSON lines"))
 
 
+@override_settings(IMPORT_INLINE_BYTES=1 << 40)
 class Utf16Tests(Upload):
     """Excel's "Unicode Text" (UTF-16 with its byte order mark, tab-separated, CRLF), and UTF-16 JSON lines."""
 
@@ -138,3 +140,20 @@ class Utf16Tests(Upload):
         [(_, field, message)] = self.refused("broken.csv", data)
         self.assertEqual(field, "file")
         self.assertIn("not valid UTF-16", message)
+
+
+class InlineOrQueuedTests(Upload):
+    def test_it_queues_a_small_gzipped_upload_by_the_size_it_inflates_to(self):
+        rows = [json.loads(line) | {"question": f"Q{i}?"} for i, line in enumerate(JSONL.splitlines() * 20)]
+        data = gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode())  # under 5 KB, 28 KB inflated
+        spool = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        with self.settings(IMPORT_SPOOL_DIR=spool, IMPORT_INLINE_BYTES=5_000):
+            self.assertEqual(
+                self.upload("small.jsonl", JSONL, dataset="inline").status, "done"
+            )  # 1.4 KB: in the request
+            with self.captureOnCommitCallbacks(execute=True):
+                self.upload("big.jsonl.gz", data, status=202)
+            self.assertLess(len(data), 5_000)
+            task = worker_run(DBTaskResult.objects.get(status="READY"), "gzip")
+        batch = ImportBatch.objects.latest("id")
+        self.assertEqual((task.status, batch.status, batch.created), ("SUCCESSFUL", "done", 40))

@@ -112,6 +112,21 @@ class CountingReader(io.RawIOBase):
         return self.raw, size
 
 
+def stated_size(fileobj):
+    """The size a seekable file says it has once read: a gzip stream's own trailer (its last member's size,
+    modulo 4 GiB), else its size. Written by the file, so only a hint (the reader still bounds the inflation)."""
+    fileobj.seek(0, io.SEEK_END)
+    size = fileobj.tell()
+    fileobj.seek(0)
+    if size < 18 or fileobj.read(2) != GZIP_MAGIC:
+        fileobj.seek(0)
+        return size
+    fileobj.seek(-4, io.SEEK_END)
+    inflated = int.from_bytes(fileobj.read(4), "little")
+    fileobj.seek(0)
+    return max(size, inflated)
+
+
 def file_kind(file_name):
     name = (file_name or "").lower().removesuffix(".gz")
     if name.endswith(JSONL_SUFFIXES):
