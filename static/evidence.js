@@ -17,7 +17,7 @@
     whole.selectNodeContents(el); // a selection running past the passage is clipped to it
     if (r.compareBoundaryPoints(Range.START_TO_START, whole) < 0) r.setStart(el, 0);
     if (r.compareBoundaryPoints(Range.END_TO_END, whole) > 0) r.setEnd(el, el.childNodes.length);
-    before.setStart(el, 0), before.setEnd(r.startContainer, r.startOffset);
+    before.setStart(el, 0); before.setEnd(r.startContainer, r.startOffset);
     const full = el.textContent, at = before.toString().length, [s, e] = trim(full, at, at + r.toString().length);
     return s < e ? { passage: pid(el), start: cp(full.slice(0, s)), end: cp(full.slice(0, e)), text: full.slice(s, e) } : null;
   }

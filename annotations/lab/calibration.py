@@ -30,9 +30,9 @@ def calibration_figures(rows):
     }
 
 
-def calibration_rows(audit):
-    """[(judge verdict, gold verdict, weight)] of the sampled claims with gold and a verdict of the audit's judge."""
-    weights = dict(AuditClaim.objects.filter(audit=audit).values_list("claim_id", "weight"))
+def calibration_rows(weights, audit):
+    """[(judge verdict, gold verdict, weight)] of the sampled claims (weights: {claim id: weight}) with gold and
+    a verdict of the audit's judge."""
     gold = dict(GoldLabel.objects.filter(audit=audit, claim_id__in=list(weights)).values_list("claim_id", "verdict"))
     judge = dict(
         JudgeVerdict.objects.filter(
@@ -45,8 +45,8 @@ def calibration_rows(audit):
 def calibration_report(audit):
     if not audit.is_calibration:
         return None
-    sampled = AuditClaim.objects.filter(audit=audit).count()
-    return calibration_figures(calibration_rows(audit)) | {
+    weights = dict(AuditClaim.objects.filter(audit=audit).values_list("claim_id", "weight"))
+    return calibration_figures(calibration_rows(weights, audit)) | {
         "judge": str(audit.calibration_judge),
-        "claims_sampled": sampled,
+        "claims_sampled": len(weights),
     }

@@ -69,11 +69,9 @@ def audit_frames(audit, judge_version_id):
         ["audit_answer_id", "slot", "status", "active_seconds", "annotator_id", "name"],
     )
     gold = _frame(GoldLabel.objects.filter(audit=audit), ["claim_id", "verdict", "source", "recheck"])
-    # A calibration sample's verdicts on its sampled claims only, as its claims above.
-    on = "claim__calibration_items__audit" if audit.is_calibration else "claim__answer__audit_items__audit"
     judge = (
-        _frame(
-            JudgeVerdict.objects.filter(judge_version_id=judge_version_id, **{on: audit}),
+        _frame(  # the verdicts on the audit's claims (a calibration sample: its sampled ones)
+            JudgeVerdict.objects.filter(judge_version_id=judge_version_id, claim__in=audit.claims()),
             ["claim_id", "verdict", "raw_verdict", "guard_passed", "numeric_passed"],
         )
         if judge_version_id

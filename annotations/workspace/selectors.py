@@ -10,6 +10,7 @@ from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.http import Http404
 from django.urls import reverse
 from django.utils.safestring import SafeString
+from django.utils.text import Truncator
 
 from annotations.models import Assignment, Label
 from audit.models import Audit, AuditStatus, Claim, Passage, Verdict
@@ -136,9 +137,9 @@ class Row:
         return SafeString(reverse("workspace_label", args=[self.assignment_id, self.claim.pk]))
 
     @cached_property
-    def evidence_quote(self):  # the quoted evidence, shortened to 400 characters
+    def evidence_quote(self):  # the quoted evidence, shortened as the truncatechars filter would (without its call)
         text = self.label.evidence_text if self.label else ""
-        return text if len(text) <= 400 else text[:399] + "…"
+        return text if len(text) <= 400 else Truncator(text).chars(400)
 
     @property
     def blocks_submit(self):

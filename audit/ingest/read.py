@@ -22,6 +22,7 @@ from django.conf import settings
 
 from audit.ingest import formats, read_csv, read_json
 from audit.ingest.parse import RecordError, limits, normalise
+from audit.ingest.spool import max_upload_bytes
 from audit.lazy import lazy_module
 
 read_parquet = lazy_module("audit.ingest.read_parquet")  # pyarrow: loaded by the first Parquet file only
@@ -169,7 +170,7 @@ def _decoded(stream, gzipped, lim):
     """The stream inflated when gzipped, and as UTF-8 when it is UTF-16 (told from its byte order mark)."""
     if gzipped:
         stream = io.BufferedReader(Inflating(stream, settings.IMPORT_MAX_INFLATED_BYTES), 1 << 20)
-        lim["array_bytes"] = settings.IMPORT_MAX_UPLOAD_BYTES
+        lim["array_bytes"] = max_upload_bytes()
     if hasattr(stream, "peek") and stream.peek(2)[:2] in UTF16_BOMS:
         stream = io.BufferedReader(Utf8From16(stream), 1 << 20)
     return stream
