@@ -69,6 +69,7 @@ class Evidence(models.Model):
 
 
 class Label(Evidence):
+    FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")  # each a flag_<name> field below
     assignment = models.ForeignKey(Assignment, models.CASCADE, related_name="labels")
     claim = models.ForeignKey("audit.Claim", models.PROTECT, related_name="labels")
     verdict = models.CharField(max_length=15, choices=Verdict.choices, blank=True)

@@ -1,14 +1,13 @@
 /* The annotation workspace: keys, the current claim and its highlights, time on task. Every control of a row is
- * server-rendered and posts itself (hx-post); this file points keys at them and adds the evidence offsets. */
+ * server-rendered and posts through the row's form (the note itself); this file points keys at them, adds the evidence. */
 (() => {
   "use strict";
-  const root = document.getElementById("ws");
-  if (!root) return;
+  const root = document.getElementById("ws"); if (!root) return;
   const NS = window.ClaimAudit, list = document.getElementById("claims"), help = document.getElementById("shortcuts");
   const $ = (sel) => document.querySelector(sel), rows = () => Array.from(list.querySelectorAll("li.claim"));
   const rowOf = (pk) => pk && document.getElementById(`claim-${pk}`), rowId = (el) => el.closest && (el.closest("li.claim") || {}).id;
   const locked = root.dataset.locked === "1", later = [];
-  let current = null, busy = null, pending = 0, last = Date.now(); // busy: the id of the row whose save is in flight
+  let current = null, busy = null, refocus = null, pending = 0, last = Date.now(); // busy: the row whose save is in flight
   const marksOf = (pk) => document.querySelectorAll(`.claim-span[data-claim="${pk}"], mark.evidence[data-claims~="${pk}"]`);
   const light = (pk, on) => pk && marksOf(pk).forEach((m) => m.classList.toggle("lit", on));
   function select(pk, scroll) {
@@ -51,23 +50,26 @@
   const keys = {
     j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1), "?": openHelp,
     e: () => press("[value=attach]"), x: () => press("[value=clear]"), 0: () => press("[value='']"), Backspace: () => press("[value='']"),
-    a: () => press("[id$=-not_atomic]"), c: () => press("[id$=-needs_context]"), t: () => press("[id$=-true_not_in_passages]"),
+    a: () => press("[name=not_atomic]"), c: () => press("[name=needs_context]"), t: () => press("[name=true_not_in_passages]"),
     n: () => row() && row().querySelector("textarea").focus(), m: () => $("#answer-note").focus(), o: click("#omission"),
     u: click("#undo"), "Ctrl+z": click("#undo"), "[": click("#prev-answer"), "]": click("#next-answer"),
     "Shift+Enter": () => $("#submit-box").requestSubmit(), // queued behind the saves in flight (hx-sync)
   };
   ["supported", "contradicted", "unsupported", "non_assertive"].forEach((v, i) => { keys[i + 1] = () => press(`[value=${v}]`); });
   NS.keys(keys, (t) => t.closest("li.claim") || rowOf(current));
-  /* A row's response replaces the row, so a control pressed while its own row is saving would be dropped by htmx:
-   * hold it and press it again on the fresh row. Saves of different rows queue on the list (hx-sync). */
+  /* A row's response replaces the row, so a control pressed while its own row is saving would be dropped by htmx: hold
+   * it and press it again on the fresh row, found by name and value (a flag's value is the state it shows: by name). */
+  const control = (id, name, value) => { const r = document.getElementById(id); return r && (r.querySelector(`[name="${name}"][value="${CSS.escape(value)}"]`) || r.querySelector(`[name="${name}"]`)); };
   document.body.addEventListener("htmx:confirm", (ev) => {
-    const elt = ev.detail.elt;
-    if (busy && busy === rowId(elt)) { ev.preventDefault(); later.push({ id: elt.id, checked: elt.checked }); }
+    const d = ev.detail, elt = (d.triggeringEvent && d.triggeringEvent.submitter) || d.elt; // the button, or the note
+    if (busy && busy === rowId(elt)) { ev.preventDefault(); later.push([rowId(elt), elt.name, elt.value]); }
   });
+  const focused = (f = document.activeElement) => f.tagName === "BUTTON" && rowId(f) && [rowId(f), f.name, f.value];
+  document.body.addEventListener("htmx:beforeSwap", () => { refocus = focused(); }); // htmx refocuses only an element with an id
   document.body.addEventListener("htmx:configRequest", (ev) => {
-    const elt = ev.detail.elt, p = ev.detail.parameters, sel = elt.value === "attach" && NS.evidence();
+    const elt = ev.detail.elt, p = ev.detail.parameters, sel = p.evidence === "attach" && NS.evidence();
     NS.say("Saving…");
-    if (elt.value === "attach" && (!sel || sel.error)) {
+    if (p.evidence === "attach" && (!sel || sel.error)) {
       ev.preventDefault(); // the text selected in a passage, else the sentence cursor
       return NS.say(sel ? sel.error : "Select the evidence text in a passage (or move the sentence cursor with . and ,), then press e.", true);
     }
@@ -81,16 +83,16 @@
     const text = /text\/plain/.test(xhr && xhr.getResponseHeader("content-type")) ? xhr.responseText : "";
     busy = null;
     if (!code) NS.say("Not saved: no connection. Try again.", true);
-    else if (ev.detail.successful) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (elt.value === "attach") NS.clearPassageSelection(); }
+    else if (ev.detail.successful) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
     else NS.say(text || FAILED[code] || `Not saved (error ${code}). Try again.`, true);
     if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);
-    for (let h; (h = later.shift());) {
-      const el = document.getElementById(h.id);
-      if (el && el.type === "checkbox") el.checked = h.checked;
-      if (el) htmx.trigger(el, el.type === "checkbox" || el.tagName === "TEXTAREA" ? "change" : "click");
+    for (let h, el; (h = later.shift());) {
+      if ((el = control(...h)) && el.tagName === "TEXTAREA") htmx.trigger(el, "change");
+      else if (el) { el.value = h[2]; el.click(); } // a flag posts the state it showed when pressed
     }
   });
   document.body.addEventListener("htmx:afterSettle", () => {
+    if (refocus && control(...refocus)) control(...refocus).focus({ preventScroll: true });
     refresh();
     NS.sentenceCursor.redraw(); // an attach re-renders the passage under the cursor
     if (rowOf(current)) rowOf(current).scrollIntoView({ block: "nearest" }); // a grown row stays clear of the submit bar

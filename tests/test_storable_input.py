@@ -37,7 +37,7 @@ def world(db):
     gold_passage = Passage.objects.filter(answer_id=item.answer_id).first()
     gold = f"/adjudicate/{audit.pk}/answers/{item.pk}/claims/{disputed.pk}/"
     label = {"verdict": "supported", "note": "n", "passage": passage.pk, "start": 0, "end": 4, "text": passage.text[:4]}
-    label |= {"flag": "needs_context", "checked": "on"}
+    label |= {"needs_context": "false"}
     sample = {"name": "W50", "dataset": audit.dataset_id, "size": 1, "seed": 1, "meta_filters": "", "strata": ""}
     sample["fail_rates"] = ""
     return {
@@ -49,7 +49,7 @@ def world(db):
                 "ann",
                 f"/label/{open_a.pk}/claim/{claim.pk}/",
                 label,
-                ["note", "verdict", "text", "start", "flag", "checked"],
+                ["note", "verdict", "text", "start", "needs_context"],
             ),
             ("ann", f"/label/{open_a.pk}/answer/", {"note": "n"}, ["note"]),
             ("ann", f"/label/{open_a.pk}/submit/", {"seconds": "3"}, ["seconds"]),

@@ -160,7 +160,7 @@ class WeeklyLoopTests(TestCase):
         verdict, span = true_verdict(text, passages)
         if me == "bob_annot" and claim_id % 3 == 0:  # the known subset on which Bob disagrees
             verdict, span = FLIP[verdict], None
-        save = re.search(rf'id="c{claim_id}-supported"[^>]* hx-post="([^"]+)"', page).group(1)
+        save = re.search(rf'<li id="claim-{claim_id}"[^>]*>.*?<form hx-post="([^"]+)"', page, re.S).group(1)
         self.assertTrue(save.startswith(url))
         row = person.post(save, {"verdict": verdict}, htmx=True).content.decode()
         self.assertIn(f'data-verdict="{verdict}"', row)
@@ -174,7 +174,7 @@ class WeeklyLoopTests(TestCase):
             else:  # no evidence selected: the note says why
                 person.post(save, {"note": f"{me}: no span to select for this verdict"}, htmx=True)
         if me == "alice_annot" and verdict == "unsupported":
-            person.post(save, {"flag": "true_not_in_passages", "checked": "on"}, htmx=True)
+            person.post(save, {"true_not_in_passages": "false"}, htmx=True)  # the flag button as it shows
         self.labels.setdefault(claim_id, {})[me] = verdict
 
     def check_blind(self, audit_id):

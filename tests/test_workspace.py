@@ -1,5 +1,6 @@
 """The annotation workspace through the Django test client: saving, submitting, time, reopening."""
 
+import re
 import threading
 from datetime import timedelta
 from unittest import mock
@@ -10,8 +11,8 @@ from django.utils import timezone
 
 from annotations.models import Assignment, Label
 from annotations.workspace import services
-from annotations.workspace.selectors import annotator_audits
-from audit.models import HistoryEvent, Passage
+from annotations.workspace.selectors import FLAG_NAMES, annotator_audits
+from audit.models import HistoryEvent, Passage, Verdict
 from tests.factories import evidence_post, make_annotators, make_assigned_audit, make_user, passage_of
 
 HX = {"HX-Request": "true"}
@@ -51,8 +52,15 @@ class PageTests(WorkspaceTestCase):
         self.assertContains(r, 'data-passage="', count=3)
         self.assertContains(r, 'data-verdict=""', count=3)  # each row is rendered whole by the server:
         url = f'hx-post="/label/{self.a.pk}/claim/{self.claims[0].pk}/"'
-        self.assertContains(r, url, count=4 + 2 + 1 + 3)  # verdicts, attach and clear, note, flags post to it
-        self.assertContains(r, 'aria-pressed="false"', count=4 * 3)
+        self.assertContains(r, url, count=2)  # the row's form (its buttons) and its note post to it
+        self.assertContains(r, 'aria-pressed="false"', count=(4 + 3) * 3)  # verdicts and flags
+        row = re.search(rf'<li id="claim-{self.claims[0].pk}".*?</li>', r.content.decode(), re.S).group(0)
+        button = r'<button name="(\w+)" value="(\w*)"[^>]*>(?:<kbd>\w</kbd> )?([^<]+?)(?: <kbd>|</button>)'
+        buttons = re.findall(button, row)
+        verdicts = [(v.value, v.label) for v in Verdict]  # the row's labels are the enum's and the help's
+        flags = [(f, name) for f, name, _, _ in FLAG_NAMES]
+        self.assertEqual([(v, n) for k, v, n in buttons if k == "verdict" and v], verdicts)
+        self.assertEqual([(k, n) for k, v, n in buttons if k != "verdict" and k != "evidence"], flags)
         self.assertContains(r, '<dialog id="shortcuts"')
         self.assertContains(r, f'href="/label/{self.mine[1].pk}/" rel="next"')
 
@@ -108,8 +116,8 @@ class SaveTests(WorkspaceTestCase):
         c = self.claims[0]
         self.save(c, {"verdict": "contradicted"})
         self.save(c, {"note": "  says 1999, passage says 2001 "})
-        self.save(c, {"flag": "needs_context", "checked": "1"})
-        self.save(c, {"flag": "not_atomic"})  # an unchecked checkbox sends no value
+        self.save(c, {"needs_context": "false"})  # a flag button posts the state it shows: the save turns it on
+        self.save(c, {"not_atomic": "true"})  # and off (it was off: nothing changes)
         label = Label.objects.get(assignment=self.a, claim=c)
         self.assertEqual(
             (label.verdict, label.note, label.flag_needs_context, label.flag_not_atomic),
@@ -117,7 +125,15 @@ class SaveTests(WorkspaceTestCase):
         )
         r = self.client.get(self.url())
         self.assertContains(r, "says 1999, passage says 2001</textarea>")
-        self.assertContains(r, 'data-verdict="contradicted" data-version="3" data-flags="needs_context"')
+        self.assertContains(r, 'data-verdict="contradicted"')
+        self.assertContains(r, 'name="needs_context" value="true" aria-pressed="true"')
+        self.assertContains(r, 'name="not_atomic" value="false" aria-pressed="false"')
+        self.assertEqual(label.version, 3)
+
+    def test_it_refuses_a_flag_state_that_is_not_true_or_false(self):
+        r = self.save(self.claims[0], {"needs_context": "on"})
+        self.assertContains(r, "needs_context: must be true or false", status_code=400)
+        self.assertFalse(Label.objects.filter(assignment=self.a).exists())
 
     def test_it_attaches_verified_evidence_and_marks_it_in_the_passage(self):
         c, p = self.claims[0], passage_of(self.a, 1)

@@ -190,30 +190,32 @@ def test_it_renders_each_rows_controls_on_the_server(live_server, page, login, t
     row = page.locator(f"#claim-{c0.pk}")
     assert row.get_by_role("group", name="Verdict").get_by_role("button").count() == 4
     assert row.get_by_role("textbox", name="Note").count() == 1
-    page.click(f"#c{c0.pk}-supported")  # the mouse: focus stays on the pressed button after the re-render
+    page.click(f"#claim-{c0.pk} [value=supported]")  # the mouse: focus stays on the pressed button after the re-render
     pressed(page, c0, "supported")
-    assert page.evaluate("document.activeElement.id") == f"c{c0.pk}-supported"
-    page.check(f"#c{c0.pk}-needs_context")
-    page.wait_for_selector(f'#claim-{c0.pk}[data-flags="needs_context"]')
-    assert page.locator(f"#c{c0.pk}-needs_context").is_checked()
-    page.uncheck(f"#c{c0.pk}-needs_context")
-    page.wait_for_selector(f'#claim-{c0.pk}[data-flags=""]')
+    focused = "document.activeElement.closest('li').id + ' ' + document.activeElement.value"
+    assert page.evaluate(focused) == f"claim-{c0.pk} supported"
+    flag = f"#claim-{c0.pk} [name=needs_context]"
+    page.click(flag)
+    page.wait_for_selector(f'{flag}[aria-pressed="true"]')
+    assert page.evaluate(focused) == f"claim-{c0.pk} true"  # the flag button, showing its new state
+    page.click(flag)
+    page.wait_for_selector(f'{flag}[aria-pressed="false"]')
     page.keyboard.press(".")
     page.keyboard.press("e")
     page.wait_for_selector(f"#claim-{c0.pk} blockquote")
     page.keyboard.press("x")  # remove the evidence again
     page.wait_for_selector(f"#claim-{c0.pk}:not(:has(blockquote))")
-    page.fill(f"#c{c1.pk}-note", "typed, then a pause")  # no change event: the two-second pause saves it
-    page.wait_for_selector(f'#claim-{c1.pk}[data-version="1"]', timeout=5000)
+    with page.expect_response(lambda r: f"/claim/{c1.pk}/" in r.url and r.request.method == "POST"):
+        page.fill(f"#c{c1.pk}-note", "typed, then a pause")  # no change event: the two-second pause saves it
     label = Label.objects.get(claim=c0)
     assert (label.verdict, label.flag_needs_context, label.evidence_passage_id) == ("supported", False, None)
     assert Label.objects.get(claim=c1).note == "typed, then a pause"
     mine[0].status = Assignment.Status.SUBMITTED
     mine[0].save()
     page.reload()
-    assert page.locator(f"#c{c0.pk}-supported").is_disabled()
-    assert page.locator(f"#c{c0.pk}-supported").get_attribute("aria-pressed") == "true"
-    assert page.locator(f"#c{c0.pk}-not_atomic").is_disabled()
+    assert page.locator(f"#claim-{c0.pk} [value=supported]").is_disabled()
+    assert page.locator(f"#claim-{c0.pk} [value=supported]").get_attribute("aria-pressed") == "true"
+    assert page.locator(f"#claim-{c0.pk} [name=not_atomic]").is_disabled()
     assert page.js_errors == []
 
 

@@ -87,7 +87,7 @@ ANSWER_COLUMNS = [
     ("annotator_b_note", S),
     ("provisional", B),
 ]
-FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
+FLAGS = Label.FLAGS
 NO_LABEL, NO_GOLD = (None,) * 4, (None,) * 6
 
 

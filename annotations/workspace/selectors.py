@@ -17,18 +17,16 @@ from audit.models import Audit, AuditStatus, Claim, Passage, Verdict
 from audit.spans import layers, segments
 
 SUBMITTED = Assignment.Status.SUBMITTED
-FLAG_NAMES = [  # field, short name, what it means, keyboard shortcut
+FLAG_NAMES = [  # field (Label.FLAGS, in order), short name, what it means, keyboard shortcut
     ("not_atomic", "Not atomic", "The claim bundles several assertions: one passage span cannot settle it.", "a"),
     ("needs_context", "Needs context", "The claim cannot be understood without the rest of the answer.", "c"),
     ("true_not_in_passages", "True, not in passages", "True in the world, but no passage says it.", "t"),
 ]
-# The row's constants, numbers and ids are written unescaped (SafeString): enum values and labels, the flag
-# names above, digits and a URL reversed from two integers hold no character HTML gives a meaning to, and
-# skipping escaping (and number formatting) saves a row's CPU. User text (claim, note) is always escaped.
-CHECKED = SafeString(" checked")
-VERDICT_KEYS = [(SafeString(v.value), SafeString(v.label), SafeString(i)) for i, v in enumerate(Verdict, start=1)]
+# The row's verdict, numbers and ids are written unescaped (SafeString): an enum value, digits and a URL reversed
+# from two integers hold no character HTML gives a meaning to, and skipping escaping (and number formatting) saves
+# a row's CPU. User text (claim, note) is always escaped.
 VERDICT_VALUES = frozenset(Verdict.values)
-FLAG_KEYS = [(SafeString(f), SafeString(name), SafeString(key)) for f, name, _, key in FLAG_NAMES]
+FLAGS = Label.FLAGS
 CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
@@ -98,7 +96,7 @@ class Row:
     assignment_id: int = 0
 
     @cached_property
-    def pk(self):  # as text: the row's template writes it a dozen times, unlocalised
+    def pk(self):  # as text, so the template writes it unlocalised
         return SafeString(self.claim.pk)
 
     @cached_property
@@ -112,21 +110,11 @@ class Row:
         return bool(lb and lb.verdict and Verdict(lb.verdict).needs_evidence and not lb.evidence_passage_id)
 
     @cached_property
-    def verdicts(self):  # (value, name, key, aria-pressed) of the four verdict buttons
-        return [(v, name, key, "true" if v == self.verdict else "false") for v, name, key in VERDICT_KEYS]
-
-    @cached_property
-    def flags(self):  # (field, name, key, " checked" or "") of the three flag checkboxes
-        lb = self.label
-        return [(f, name, key, CHECKED if lb and getattr(lb, f"flag_{f}") else "") for f, name, key in FLAG_KEYS]
-
-    @property
-    def flags_on(self):  # "not_atomic needs_context": the row's data-flags, read by workspace.js
-        return SafeString(" ".join(f for f, _, _, on in self.flags if on))
-
-    @property
-    def version(self):
-        return SafeString(self.label.version if self.label else 0)
+    def pressed(self):  # {verdict or flag: "true" / "false"}: aria-pressed of the row's buttons (a flag posts it)
+        lb, on = self.label, {v: "false" for v in VERDICT_VALUES}
+        if self.verdict:
+            on[self.verdict] = "true"
+        return on | {f: "true" if lb and getattr(lb, f"flag_{f}") else "false" for f in FLAGS}
 
     @property
     def number(self):

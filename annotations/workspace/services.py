@@ -15,7 +15,7 @@ from audit.spans import dom_to_raw_offsets
 from audit.validation import row_id
 
 UNSET = object()
-FLAGS = ("not_atomic", "needs_context", "true_not_in_passages")
+FLAGS = Label.FLAGS
 MAX_TIME_INCREMENT = 120  # seconds accepted per time-on-task report
 MAX_NOTE = 5000
 CLOSED = "This audit is closed: its labels are frozen."

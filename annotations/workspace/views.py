@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotations.guidelines.gate import guidelines_for, guidelines_gate
-from annotations.models import Assignment
+from annotations.models import Assignment, Label
 from annotations.workspace import selectors, services
 from audit.roles import annotator_required, lead_required
 
@@ -65,8 +65,11 @@ def _label_params(post):
         kw["verdict"] = post["verdict"]
     if "note" in post:
         kw["note"] = post["note"]
-    if "flag" in post:
-        kw["flags"] = {post["flag"]: "checked" in post}  # an unchecked checkbox sends nothing
+    flags = {f: post[f] for f in Label.FLAGS if f in post}  # a flag button posts the state it showed
+    if any(shown not in ("true", "false") for shown in flags.values()):
+        raise services.Invalid(f"{', '.join(flags)}: must be true or false (the flag as shown).")
+    if flags:
+        kw["flags"] = {f: shown == "false" for f, shown in flags.items()}
     if post.get("evidence") == "clear":
         kw["evidence"] = None
     elif post.get("evidence") == "attach" or "passage" in post:
