@@ -113,3 +113,21 @@ def test_it_keeps_workspace_queries_constant_with_guidelines(db):
             assert c.get(f"/label/{mine[0].pk}/").status_code == 200
         counts.append(len(ctx))
     assert counts[0] == counts[1]
+
+
+def test_it_shows_the_latest_guidelines_to_whoever_read_any_version_in_a_fixed_number_of_queries(db):
+    ann, other = make_user("ann", "annotator"), make_user("other", "annotator")
+    audit, mine = make_assigned_audit(ann, other)
+    c = Client()
+    c.force_login(ann)
+    with CaptureQueriesContext(connection) as without:
+        c.get(f"/label/{mine[0].pk}/")
+    guidelines_save(audit, "First rules", None)
+    guidelines_save(audit, "Second rules", None)
+    GuidelinesSeen.objects.create(user=other, audit=audit, version=2)  # someone else's reading counts for nothing
+    assert c.get(f"/label/{mine[0].pk}/").status_code == 302
+    GuidelinesSeen.objects.create(user=ann, audit=audit, version=1)  # any version read opens the page
+    with CaptureQueriesContext(connection) as with_guidelines:
+        page = c.get(f"/label/{mine[0].pk}/").content.decode()
+    assert "Second rules" in page and "version 2" in page and "First rules" not in page
+    assert len(with_guidelines) == len(without) + 1  # the latest version, then (only then) whether it was read

@@ -7,11 +7,12 @@ from unittest import mock
 
 from django.db import connections
 from django.test import TestCase, TransactionTestCase
+from django.urls import reverse
 from django.utils import timezone
 
 from annotations.models import Assignment, Label
 from annotations.workspace import services
-from annotations.workspace.selectors import FLAG_NAMES, annotator_audits
+from annotations.workspace.selectors import FLAG_NAMES, annotator_audits, claim_url_prefix
 from audit.models import HistoryEvent, Passage, Verdict
 from tests.factories import evidence_post, make_annotators, make_assigned_audit, make_user, passage_of
 
@@ -63,6 +64,11 @@ class PageTests(WorkspaceTestCase):
         self.assertEqual([(k, n) for k, v, n in buttons if k != "verdict" and k != "evidence"], flags)
         self.assertContains(r, '<dialog id="shortcuts"')
         self.assertContains(r, f'href="/label/{self.mine[1].pk}/" rel="next"')
+
+    def test_it_builds_each_rows_url_as_the_save_route_reverses_it(self):
+        for assignment_id, claim_id in ((7, 1234), (1234, 7), (10, 10)):
+            url = reverse("workspace_label", args=[assignment_id, claim_id])
+            self.assertEqual(f"{claim_url_prefix(assignment_id)}{claim_id}/", url)
 
     def test_it_lists_the_annotators_answers_in_the_queue(self):
         self.label_all()

@@ -26,6 +26,7 @@ FLAG_NAMES = [  # field (Label.FLAGS, in order), short name, what it means, keyb
 # from two integers hold no character HTML gives a meaning to, and skipping escaping (and number formatting) saves
 # a row's CPU. User text (claim, note) is always escaped.
 VERDICT_VALUES = frozenset(Verdict.values)
+TRUE, FALSE = SafeString("true"), SafeString("false")
 FLAGS = Label.FLAGS
 CITATION = re.compile(r"\[(\d{1,3})\]")
 
@@ -93,7 +94,7 @@ class Row:
     label: Label | None
     passage: Passage | None  # the evidence passage, when there is one
     evidence_required: bool = True
-    assignment_id: int = 0
+    url_prefix: str = ""  # claim_url_prefix() of the assignment
 
     @cached_property
     def pk(self):  # as text, so the template writes it unlocalised
@@ -111,10 +112,10 @@ class Row:
 
     @cached_property
     def pressed(self):  # {verdict or flag: "true" / "false"}: aria-pressed of the row's buttons (a flag posts it)
-        lb, on = self.label, {v: "false" for v in VERDICT_VALUES}
+        lb, on = self.label, dict.fromkeys(VERDICT_VALUES, FALSE)
         if self.verdict:
-            on[self.verdict] = "true"
-        return on | {f: "true" if lb and getattr(lb, f"flag_{f}") else "false" for f in FLAGS}
+            on[self.verdict] = TRUE
+        return on | {f: TRUE if lb and getattr(lb, f"flag_{f}") else FALSE for f in FLAGS}
 
     @property
     def number(self):
@@ -122,7 +123,7 @@ class Row:
 
     @cached_property
     def url(self):  # every control of the row posts here
-        return SafeString(reverse("workspace_label", args=[self.assignment_id, self.claim.pk]))
+        return SafeString(f"{self.url_prefix}{self.claim.pk}/")
 
     @cached_property
     def evidence_quote(self):  # the quoted evidence, shortened as the truncatechars filter would (without its call)
@@ -132,6 +133,11 @@ class Row:
     @property
     def blocks_submit(self):
         return self.evidence_missing and self.evidence_required and not self.label.note
+
+
+def claim_url_prefix(assignment_id):
+    """"/label/7/claim/": with a claim's id and "/" the URL its row posts to, reversed once a page (12 µs a row)."""
+    return reverse("workspace_label", args=[assignment_id, 0]).removesuffix("0/")
 
 
 def passage_blocks(passages, labels):
@@ -218,15 +224,9 @@ def workspace(assignment):
     claims_by_pk = {c.pk: c for c in claims}
     for lb in labels.values():
         lb.claim = claims_by_pk.get(lb.claim_id)
-    required = assignment.audit_answer.audit.evidence_required
+    required, prefix = assignment.audit_answer.audit.evidence_required, claim_url_prefix(assignment.pk)
     rows = [
-        Row(
-            c,
-            labels.get(c.pk),
-            by_pk.get(getattr(labels.get(c.pk), "evidence_passage_id", None)),
-            required,
-            assignment.pk,
-        )
+        Row(c, labels.get(c.pk), by_pk.get(getattr(labels.get(c.pk), "evidence_passage_id", None)), required, prefix)
         for c in claims
     ]
     return {
@@ -242,7 +242,7 @@ def row(assignment, claim, label=None):
     if label is None:
         label = Label.objects.filter(assignment=assignment, claim=claim).select_related("evidence_passage").first()
     passage = label.evidence_passage if label and label.evidence_passage_id else None
-    return Row(claim, label, passage, assignment.audit_answer.audit.evidence_required, assignment.pk)
+    return Row(claim, label, passage, assignment.audit_answer.audit.evidence_required, claim_url_prefix(assignment.pk))
 
 
 def passages_with_marks(assignment, passage_ids):

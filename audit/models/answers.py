@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.utils.safestring import SafeString
 
 
 class Verdict(models.TextChoices):
@@ -145,6 +146,10 @@ class Passage(models.Model):
     def title(self):  # the retriever's title, when it gave one as text
         title = self.meta.get("title") if isinstance(self.meta, dict) else None
         return title if isinstance(title, str) else ""
+
+    @property
+    def number(self):  # 1-based, as text: written unlocalised (a header per passage on every page that shows them)
+        return SafeString(self.position + 1)
 
     @property
     def url(self):
