@@ -105,8 +105,8 @@ class Row:
         verdict = self.label.verdict if self.label else ""
         return SafeString(verdict) if verdict in VERDICT_VALUES else verdict
 
-    @property
-    def evidence_missing(self):
+    @cached_property
+    def evidence_missing(self):  # read up to three times by the row's hint
         lb = self.label
         return bool(lb and lb.verdict and Verdict(lb.verdict).needs_evidence and not lb.evidence_passage_id)
 
