@@ -42,11 +42,10 @@
     const link = document.querySelector(`.answer-nav [data-nav="${which}"]`);
     if (link && link.href) location.assign(link.href); else if (link) NS.say(link.textContent, true);
   }
-  const help = () => { const d = document.getElementById("adjudication-help"); if (d.open) d.close(); else d.showModal(); };
   const save = () => form() && form().requestSubmit();
   const keys = {
     j: () => move(1), k: () => move(-1), a: () => take("a"), b: () => take("b"), s: () => takeSelection(current),
-    r: () => form() && form().elements.reason.focus(), "]": () => go("next"), "[": () => go("prev"), "?": help,
+    r: () => form() && form().elements.reason.focus(), "]": () => go("next"), "[": () => go("prev"), "?": () => document.querySelector("[data-dialog=adjudication-help]").click(),
     "Ctrl+Enter": save, Enter: (ev) => (/^(A|BUTTON|SUMMARY)$/.test(ev.target.tagName) ? false : save()),
     ArrowDown: (ev) => (ev.target.type === "radio" ? false : move(1)), ArrowUp: (ev) => (ev.target.type === "radio" ? false : move(-1)),
   };
@@ -54,7 +53,6 @@
   NS.keys(keys, () => current);
   root.addEventListener("focusin", (ev) => { const b = ev.target.closest(".claim-block"); if (b && b !== current) setCurrent(b, true); });
   root.addEventListener("click", (ev) => { if (ev.target.closest("[data-action=take-selection]")) takeSelection(ev.target.closest(".claim-block")); });
-  document.querySelectorAll("[data-action=help]").forEach((b) => b.addEventListener("click", help));
   document.body.addEventListener("htmx:afterSwap", (ev) => {
     const block = ev.detail.target && document.getElementById(ev.detail.target.id);
     if (block && block.classList.contains("claim-block")) { claim.value = ""; setCurrent(block, true); announceDone(); }

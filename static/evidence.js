@@ -143,15 +143,20 @@
   NS.clearPassageSelection = () => { cached = null; const sel = getSelection(); if (sel) sel.removeAllRanges(); };
   const typing = (el) => !!el && !!el.tagName && (el.isContentEditable || /^(TEXTAREA|SELECT)$/.test(el.tagName) ||
     (el.tagName === "INPUT" && !/^(checkbox|radio|button|submit|reset)$/.test(el.type)));
+  /* A dialog filled on first use (guidelines, shortcuts): its button (data-dialog; hx-get, hx-trigger="click once" if it
+   * starts empty) loads it; it opens once filled, at its top; a press while it is open closes it. Keys press the button. */
+  const show = (d) => { if (d && d.open) d.close(); else if (d && d.firstElementChild) { d.showModal(); d.scrollTop = 0; } };
+  document.addEventListener("click", (ev) => { const b = ev.target.closest("[data-dialog]"); if (b) show(document.getElementById(b.dataset.dialog)); });
+  document.addEventListener("htmx:afterSettle", (ev) => { if (ev.detail.target.tagName === "DIALOG") show(ev.detail.target); });
   /* keys(map, home): the page's one keydown handler. Shortcuts pause while typing (Escape leaves the field for home());
    * p then digits jumps to passage n; . , Shift+arrows and / drive the cursor and the search on both pages; g opens
-   * the audit's guidelines (#guidelines_dialog, when the page has them; Esc closes them). */
+   * the audit's guidelines (when it has some; Esc closes them). */
   NS.keys = (map, home) => {
     let digits = null;
     const common = {
       ".": () => move(1), ",": () => move(-1), p: () => { digits = ""; NS.say("Passage number?"); },
       "/": () => box.focus() || box.select(),
-      g: () => { const d = document.getElementById("guidelines_dialog"); return d ? d.showModal() : false; }, // the guidelines
+      g: () => { const b = document.querySelector("[data-dialog=guidelines_dialog]"); return b ? b.click() : false; },
     };
     document.addEventListener("keydown", (ev) => {
       const t = ev.target, k = ev.key;

@@ -3,7 +3,7 @@
 (() => {
   "use strict";
   const root = document.getElementById("ws"); if (!root) return;
-  const NS = window.ClaimAudit, list = document.getElementById("claims"), help = document.getElementById("shortcuts");
+  const NS = window.ClaimAudit, list = document.getElementById("claims");
   const $ = (sel) => document.querySelector(sel), rows = () => Array.from(list.querySelectorAll("li.claim"));
   const rowOf = (pk) => pk && document.getElementById(`claim-${pk}`), rowId = (el) => el.closest && (el.closest("li.claim") || {}).id;
   const locked = root.dataset.locked === "1", later = [];
@@ -35,7 +35,6 @@
     if (all.length) $("#labelled-count").textContent = `(${all.filter(v).length} of ${all.length} labelled)`;
     if (current) select(current);
   }
-  const openHelp = () => { help.showModal(); help.scrollTop = 0; }; // opened at its top, not at its Close button
   list.addEventListener("focusin", (ev) => { const r = ev.target.closest("li.claim"); if (r) select(r.dataset.claim); });
   list.addEventListener("mouseover", (ev) => { const r = ev.target.closest("li.claim"); if (r) light(r.dataset.claim, true); });
   list.addEventListener("mouseout", (ev) => { const r = ev.target.closest("li.claim"); if (r && !r.contains(ev.relatedTarget) && r.dataset.claim !== current) light(r.dataset.claim, false); });
@@ -43,12 +42,10 @@
     const span = ev.target.closest(".claim-span, mark.evidence"), go = ev.target.closest("[data-goto]");
     if (span && !String(getSelection()) && !ev.target.closest("a")) select(span.dataset.claim || span.dataset.claims.split(" ")[0], true);
     if (go) { ev.preventDefault(); select(go.dataset.goto, true); }
-    if (ev.target.closest("[data-action=help]")) openHelp();
-    if (ev.target.closest("[data-action=close-help]")) help.close();
   });
   const click = (sel) => () => $(sel) && $(sel).click();
   const keys = {
-    j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1), "?": openHelp,
+    j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1), "?": click("[data-dialog=shortcuts]"),
     e: () => press("[value=attach]"), x: () => press("[value=clear]"), 0: () => press("[value='']"), Backspace: () => press("[value='']"),
     a: () => press("[name=not_atomic]"), c: () => press("[name=needs_context]"), t: () => press("[name=true_not_in_passages]"),
     n: () => row() && row().querySelector("textarea").focus(), m: () => $("#answer-note").focus(), o: click("#omission"),

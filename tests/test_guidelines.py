@@ -74,7 +74,10 @@ def test_it_shows_the_guidelines_before_the_first_answer_then_not_again(db):
     assert r.status_code == 302 and r.url == f"/label/{mine[0].pk}/"
     assert GuidelinesSeen.objects.get(user=ann, audit=audit).version == 1
     page = c.get(f"/label/{mine[0].pk}/").content.decode()
-    assert 'id="guidelines_dialog"' in page and "Read me first" in page and "evidence.js" in page
+    assert 'id="guidelines_dialog"' in page and "evidence.js" in page and "Read me first" not in page  # filled on `g`
+    assert f'data-dialog="guidelines_dialog" hx-get="/label/guidelines/{audit.pk}/"' in page
+    fragment = c.get(f"/label/guidelines/{audit.pk}/", headers={"HX-Request": "true"}).content.decode()
+    assert "Read me first" in fragment and "<html" not in fragment and "version 1" in fragment
     assert c.post(f"/label/guidelines/{audit.pk}/", {"next": "https://evil.example/"}).url == "/"
 
 
@@ -122,6 +125,7 @@ def test_it_shows_the_latest_guidelines_to_whoever_read_any_version_in_a_fixed_n
     c.force_login(ann)
     with CaptureQueriesContext(connection) as without:
         c.get(f"/label/{mine[0].pk}/")
+    n_without = len(without)  # read now: the next request empties the connection's query log
     guidelines_save(audit, "First rules", None)
     guidelines_save(audit, "Second rules", None)
     GuidelinesSeen.objects.create(user=other, audit=audit, version=2)  # someone else's reading counts for nothing
@@ -129,5 +133,7 @@ def test_it_shows_the_latest_guidelines_to_whoever_read_any_version_in_a_fixed_n
     GuidelinesSeen.objects.create(user=ann, audit=audit, version=1)  # any version read opens the page
     with CaptureQueriesContext(connection) as with_guidelines:
         page = c.get(f"/label/{mine[0].pk}/").content.decode()
-    assert "Second rules" in page and "version 2" in page and "First rules" not in page
-    assert len(with_guidelines) == len(without) + 1  # the latest version, then (only then) whether it was read
+    assert len(with_guidelines) == n_without + 1  # the latest version, then (only then) whether it was read
+    assert 'data-dialog="guidelines_dialog"' in page  # the text is fetched when `g` opens it
+    fragment = c.get(f"/label/guidelines/{audit.pk}/", headers={"HX-Request": "true"}).content.decode()
+    assert "Second rules" in fragment and "version 2" in fragment and "First rules" not in fragment

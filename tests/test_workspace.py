@@ -62,8 +62,18 @@ class PageTests(WorkspaceTestCase):
         flags = [(f, name) for f, name, _, _ in FLAG_NAMES]
         self.assertEqual([(v, n) for k, v, n in buttons if k == "verdict" and v], verdicts)
         self.assertEqual([(k, n) for k, v, n in buttons if k != "verdict" and k != "evidence"], flags)
-        self.assertContains(r, '<dialog id="shortcuts"')
+        self.assertContains(r, '<dialog id="shortcuts" aria-label="Keyboard shortcuts"></dialog>')  # filled when opened
+        self.assertNotContains(r, "Undo the last change")
         self.assertContains(r, f'href="/label/{self.mine[1].pk}/" rel="next"')
+
+    def test_it_serves_the_shortcut_list_its_dialog_loads_to_annotators_only(self):
+        with self.assertNumQueries(2):  # the session, the user with their roles
+            r = self.client.get("/label/shortcuts/", headers={"HX-Request": "true"})
+        self.assertContains(r, "Undo the last change")
+        for _, name, hint, key in FLAG_NAMES:
+            self.assertContains(r, f"<dt>{name} <kbd>{key}</kbd></dt><dd>{hint}</dd>", html=False)
+        self.client.logout()
+        self.assertEqual(self.client.get("/label/shortcuts/").status_code, 302)  # to the login page
 
     def test_it_builds_each_rows_url_as_the_save_route_reverses_it(self):
         for assignment_id, claim_id in ((7, 1234), (1234, 7), (10, 10)):

@@ -113,8 +113,8 @@ def test_it_shows_shortcuts_records_time_and_blocks_keys_while_typing(live_serve
     page.on("request", lambda r: r.url.endswith("/time/") and reports.append(r))
     page.clock.install()  # the page's 1 s timer counts time on task; the test decides when a second passes
     page.goto(f"{live_server.url}/label/{mine[0].pk}/")
-    page.keyboard.press("?")
-    assert page.locator("dialog#shortcuts").is_visible()
+    page.keyboard.press("?")  # the list is fetched the first time, then the dialog opens
+    page.wait_for_selector("dialog#shortcuts[open] >> text=Undo the last change")
     page.keyboard.press("Escape")
     assert not page.locator("dialog#shortcuts").is_visible()
     page.keyboard.press("n")
@@ -227,6 +227,7 @@ def test_it_opens_the_shortcut_list_at_its_top_and_leaves_room_for_the_status_at
     login(page, ann)
     page.goto(f"{live_server.url}/label/{mine[0].pk}/")
     page.keyboard.press("?")
+    page.wait_for_selector("dialog#shortcuts[open] #h-shortcuts")
     heading = page.locator("#h-shortcuts").bounding_box()
     assert heading["y"] >= 0 and page.locator("dialog#shortcuts").evaluate("d => d.scrollTop") == 0
     page.keyboard.press("Escape")

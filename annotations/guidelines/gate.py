@@ -55,4 +55,6 @@ def guidelines_read(request, audit_id):
         if g is not None:
             GuidelinesSeen.objects.update_or_create(user=request.user, audit=audit, defaults={"version": g.version})
         return redirect(target)
+    if request.htmx and g is not None:  # the workspace's and adjudication's dialog, filled when first opened
+        return render(request, "guidelines/_dialog.html#guidelines_content", {"guidelines": g})
     return render(request, "guidelines/read.html", {"audit": audit, "guidelines": g, "next": target})

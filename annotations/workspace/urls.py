@@ -11,4 +11,5 @@ urlpatterns = [
     path("<int:assignment_id>/time/", views.time_add, name="workspace_time"),
     path("<int:assignment_id>/reopen/", views.reopen, name="workspace_reopen"),
     path("queue/<int:audit_id>/", views.queue, name="queue"),
+    path("shortcuts/", views.shortcuts, name="workspace_shortcuts"),
 ]

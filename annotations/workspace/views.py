@@ -46,7 +46,6 @@ def _ctx(assignment, **extra):
         "audit": audit,
         "answer": assignment.audit_answer.answer,
         "locked": locked,
-        "flag_names": selectors.FLAG_NAMES,
         **extra,
     }
 
@@ -56,6 +55,13 @@ def workspace(request, a):
     guidelines = guidelines_for(request.user, a.audit_answer.audit_id)  # read first, then `g` shows them
     gate = guidelines_gate(request, a.audit_answer.audit_id, guidelines)
     return gate or render(request, PAGE, _ctx(a, ws=selectors.workspace(a), guidelines=guidelines))
+
+
+@annotator_required
+@require_GET
+def shortcuts(request):
+    """The list of keys, put in its dialog the first time it opens (each workspace page would carry 2.6 KB)."""
+    return render(request, f"{PAGE}#shortcuts", {"flag_names": selectors.FLAG_NAMES})
 
 
 def _label_params(post):
