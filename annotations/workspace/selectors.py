@@ -118,6 +118,14 @@ class Row:
         return on | {f: TRUE if lb and getattr(lb, f"flag_{f}") else FALSE for f in FLAGS}
 
     @property
+    def note(self):
+        return self.label.note if self.label else ""
+
+    @property
+    def unplaced(self):  # the claim's text was not found in the answer
+        return self.claim.span_start is None
+
+    @property
     def number(self):
         return SafeString(self.claim.position + 1)
 
@@ -136,7 +144,7 @@ class Row:
 
 
 def claim_url_prefix(assignment_id):
-    """"/label/7/claim/": with a claim's id and "/" the URL its row posts to, reversed once a page (12 µs a row)."""
+    """ "/label/7/claim/": with a claim's id and "/" the URL its row posts to, reversed once a page (12 µs a row)."""
     return reverse("workspace_label", args=[assignment_id, 0]).removesuffix("0/")
 
 

@@ -46,6 +46,11 @@ def _ctx(assignment, **extra):
         "audit": audit,
         "answer": assignment.audit_answer.answer,
         "locked": locked,
+        # named, as a template looks a missing name up through every context level (twice a row, each page)
+        "oob": False,
+        "fresh_note": False,
+        "error": "",
+        "problems": None,
         **extra,
     }
 
