@@ -197,3 +197,13 @@ def test_it_leaves_each_answer_undecided_in_the_answer_export_of_a_calibration_a
         a: (3, n, 3 - n) for a, n in per_answer.items()
     }
     assert {r["gold_pass"] for r in rows} == {None}
+
+
+def test_it_takes_no_stratum_of_a_calibration_design_as_an_answer_filter(client, judged):
+    ds, version, claims = judged
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=2, seed=7)
+    empty = next(r["stratum"] for r in audit.design if not r["sample"])  # three verdict strata, two claims drawn
+    client.force_login(make_user("lead", "lead"))
+    assert client.get(f"/reports/{audit.id}/answers/", {"stratum": "calibration"}).status_code == 200
+    r = client.get(f"/reports/{audit.id}/answers/", {"stratum": empty})  # a claim stratum: no answer is in it
+    assert r.status_code == 400 and "stratum=" in r.content.decode()

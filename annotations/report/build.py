@@ -11,7 +11,7 @@ from django.conf import settings
 from annotations.lab.calibration import calibration_report
 from annotations.lab.policy import policy_headlines
 from annotations.report import selectors
-from annotations.report.frames import pick_version, tables, unsampled_strata
+from annotations.report.frames import audit_unsampled, pick_version, tables
 from annotations.report.links import Links
 from annotations.report.sections import agreement, effort, faithfulness, judge, trend
 from annotations.report.stats_bootstrap import RESAMPLES, Resampler
@@ -54,9 +54,8 @@ class Inputs:
 
     @cached_property
     def unsampled(self):
-        """The design's strata drawn with no answer (a calibration sample's design counts claims: not these)."""
-        design = [] if self.audit.is_calibration else self.audit.design
-        return unsampled_strata(design, set(self.answers["stratum"]))
+        """The design's strata drawn with no answer."""
+        return audit_unsampled(self.audit, set(self.answers["stratum"]))
 
     @cached_property
     def resampler(self):

@@ -4,7 +4,7 @@ filtered by filters.py. Constant query count: judge versions, the audit's frames
 import math
 
 from annotations.report import filters, selectors
-from annotations.report.frames import pick_version, tables, unsampled_strata
+from annotations.report.frames import audit_unsampled, pick_version, tables
 
 NEEDS_JUDGE = ("judge", "guard")
 
@@ -20,7 +20,7 @@ def _dynamic(cl, answers, audit):
     with no answer too: the report lists it, and the list behind its counts is empty)."""
     ids = sorted({int(x) for x in (*cl["ann_a"].dropna(), *cl["ann_b"].dropna())})
     pairs = {f"{min(x, y)}-{max(x, y)}" for x, y in cl[["ann_a", "ann_b"]].dropna().astype(int).itertuples(index=False)}
-    strata = [*answers["stratum"].unique(), *(s for s, _ in unsampled_strata(audit.design, set(answers["stratum"])))]
+    strata = [*answers["stratum"].unique(), *(s for s, _ in audit_unsampled(audit, set(answers["stratum"])))]
     return {"stratum": strata, "annotator": [str(i) for i in ids], "pair": sorted(pairs)}
 
 

@@ -83,6 +83,12 @@ def unsampled_strata(design, sampled):
     ]
 
 
+def audit_unsampled(audit, sampled):
+    """unsampled_strata of an audit's design; none for a calibration sample, whose design counts claims (its
+    answers all stand in one "calibration" stratum)."""
+    return [] if audit.is_calibration else unsampled_strata(audit.design, sampled)
+
+
 def tables(audit, version):
     """(frames, claims, answers, submitted assignments) for one audit and judge version."""
     f = selectors.audit_frames(audit, version["id"] if version else None)
