@@ -130,6 +130,15 @@ def first_visit_bytes(html):
     return raw, gz, sorted(files)
 
 
+def parts(html):
+    """Where a first visit's raw bytes are: the claim rows, the passages, each asset (KB)."""
+    out = {"claim rows": sum(len(r.encode()) for r in re.findall(r'<li id="claim-.*?</li>', html, re.S))}
+    out["passages"] = sum(len(p.encode()) for p in re.findall(r'<article class="passage".*?</article>', html, re.S))
+    for name in re.findall(r'(?:href|src)="/static/([^"]+\.(?:css|js))"', html):
+        out[name.rsplit("/", 1)[-1]] = len(Path(finders.find(name)).read_bytes())
+    return ", ".join(f"{k} {v / 1024:.1f}" for k, v in out.items())
+
+
 OLD_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s)")
 NEW_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]\u00bb]*(?=(\s)|([A-Z]))")
 ABBR = re.compile(
@@ -230,6 +239,7 @@ def main():
     )
     print(f"  first visit      {raw / 1024:6.1f} KB raw, {gz / 1024:5.1f} KB gzipped   (target < 150 KB, aim < 120 KB)")
     print(f"                   HTML {len(html.encode()) / 1024:.1f} KB + {', '.join(assets)}")
+    print(f"                   KB: {parts(html)}")
     print(
         f"  40 claims        {raw40 / 1024:6.1f} KB raw, {gz40 / 1024:5.1f} KB gzipped   (target < 150 KB),"
         f" HTML {len(html40.encode()) / 1024:.1f} KB; {fresh[0] / 1024:.1f} KB before any label"
