@@ -54,14 +54,15 @@
   };
   ["supported", "contradicted", "unsupported", "non_assertive"].forEach((v, i) => { keys[i + 1] = () => press(`[value=${v}]`); });
   NS.keys(keys, (t) => t.closest("li.claim") || rowOf(current));
-  /* A row's response replaces the row, so a control pressed while its own row is saving would be dropped by htmx: hold
-   * it and press it again on the fresh row, found by name and value (a flag's value is the state it shows: by name). */
+  /* A row's response replaces the row, so htmx would drop a control pressed while its row saves: hold it, and press the
+   * held ones again, one a response, on the fresh row by name and value (a flag's value: the state earlier presses leave). */
   const control = (id, name, value) => { const r = document.getElementById(id); return r && (r.querySelector(`[name="${name}"][value="${CSS.escape(value)}"]`) || r.querySelector(`[name="${name}"]`)); };
   document.body.addEventListener("htmx:confirm", (ev) => {
     const d = ev.detail, elt = (d.triggeringEvent && d.triggeringEvent.submitter) || d.elt; // the button, or the note
-    if (busy && busy === rowId(elt)) { ev.preventDefault(); later.push([rowId(elt), elt.name, elt.value]); }
+    const prev = later.findLast((h) => h[0] === busy && h[1] === elt.name), flag = /^(true|false)$/.test(elt.value);
+    if (busy && busy === rowId(elt)) { ev.preventDefault(); later.push([busy, elt.name, prev && flag ? String(prev[2] !== "true") : elt.value]); }
   });
-  const focused = (f = document.activeElement) => f.tagName === "BUTTON" && rowId(f) && [rowId(f), f.name, f.value];
+  const focused = (f = document.activeElement) => f && f.tagName === "BUTTON" && rowId(f) && [rowId(f), f.name, f.value];
   document.body.addEventListener("htmx:beforeSwap", () => { refocus = focused(); }); // htmx refocuses only an element with an id
   document.body.addEventListener("htmx:configRequest", (ev) => {
     const elt = ev.detail.elt, p = ev.detail.parameters, sel = p.evidence === "attach" && NS.evidence();
@@ -83,10 +84,9 @@
     else if (ev.detail.successful) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
     else NS.say(text || FAILED[code] || `Not saved (error ${code}). Try again.`, true);
     if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);
-    for (let h, el; (h = later.shift());) {
-      if ((el = control(...h)) && el.tagName === "TEXTAREA") htmx.trigger(el, "change");
-      else if (el) { el.value = h[2]; el.click(); } // a flag posts the state it showed when pressed
-    }
+    const h = later.shift(), el = h && control(...h); // the next held press, queued behind this request (hx-sync)
+    if (el && el.tagName === "TEXTAREA") htmx.trigger(el, "change");
+    else if (el) { el.value = h[2]; el.click(); }
   });
   document.body.addEventListener("htmx:afterSettle", () => {
     if (refocus && control(...refocus)) control(...refocus).focus({ preventScroll: true });

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from annotations.models import Assignment, Label
+from audit.models import HistoryEvent
 from tests.factories import make_annotators, make_assigned_audit, make_user
 
 pytestmark = pytest.mark.browser
@@ -234,3 +235,41 @@ def test_it_opens_the_shortcut_list_at_its_top_and_leaves_room_for_the_status_at
     page.keyboard.press(".")  # the sentence cursor says in the status line what e would attach
     assert page.locator("#save-status").inner_text().startswith("Evidence: passage 1")
     assert page.locator("#save-status").bounding_box()["width"] >= 200
+
+
+HOLD_SENDS = """
+  const send = XMLHttpRequest.prototype.send;
+  window.held = [];
+  XMLHttpRequest.prototype.send = function (body) {
+    if (window.hold) window.held.push(() => send.call(this, body)); else send.call(this, body);
+  };
+  window.release = () => { window.hold = false; window.held.splice(0).forEach((go) => go()); };
+"""
+
+
+def test_it_presses_again_on_the_fresh_row_what_was_pressed_while_the_row_saved(
+    live_server, page, login, transactional_db
+):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
+    c0 = mine[0].audit_answer.answer.claims.order_by("position").first()
+    page.add_init_script(HOLD_SENDS)  # the test decides when the first save leaves the browser
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    page.evaluate("window.hold = true")
+    page.keyboard.press("1")  # supported: its request is held
+    page.wait_for_function("window.held.length === 1")
+    for key in "attc2":  # while the row's save is in flight: held by the workspace, each pressed again in turn
+        page.keyboard.press(key)  # a: not atomic; t twice: on, then off again; c: needs context; 2: contradicted
+    assert page.evaluate("window.held.length") == 1
+    page.evaluate("window.release()")
+    row = f"#claim-{c0.pk}"
+    page.wait_for_selector(f'{row} [value=contradicted][aria-pressed="true"]')
+    pressed = page.eval_on_selector_all(f"{row} .flags button", "bs => bs.map((b) => [b.name, b.ariaPressed])")
+    assert pressed == [["not_atomic", "true"], ["needs_context", "true"], ["true_not_in_passages", "false"]]
+    label = Label.objects.get(claim=c0)
+    flags = (label.flag_not_atomic, label.flag_needs_context, label.flag_true_not_in_passages)
+    assert (label.verdict, *flags) == ("contradicted", True, True, False)
+    assert HistoryEvent.objects.filter(kind="label").count() == 6  # 1, a, t, t, c, 2: each held press its own save
+    assert page.js_errors == []
