@@ -162,8 +162,8 @@ def test_it_records_a_request_the_api_refuses_once_as_a_failed_item_it_did_not_b
 
 def test_it_gives_a_long_expert_answer_room_for_its_claims_up_to_what_one_call_may_ask(fake):
     """The decomposer restates the answer: max_tokens is half a token per character of it, at least 2,048 and
-    at most 21,000 (the SDK refuses a non-streaming call that could run past 10 minutes). The fake stops a reply
-    at max_tokens (4 characters a token), as the model does."""
+    at most 21,000 (the project's ceiling: at the slowest rate the SDK plans for, a longer reply could run past
+    10 minutes). The fake stops a reply at max_tokens (4 characters a token), as the model does."""
     sentences = [f"Valve V-{i:03d} must be torqued to {40 + i % 30} Nm before the pressure test." for i in range(160)]
     long = make_judged_answer(text=" ".join(sentences), external_id="long")  # about 10,000 characters
     run = run_over(long.dataset)

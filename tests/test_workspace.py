@@ -147,8 +147,9 @@ class SaveTests(WorkspaceTestCase):
         self.assertEqual(label.version, 3)
 
     def test_it_refuses_a_flag_state_that_is_not_true_or_false(self):
-        r = self.save(self.claims[0], {"needs_context": "on"})
-        self.assertContains(r, "needs_context: must be true or false", status_code=400)
+        r = self.save(self.claims[0], {"not_atomic": "false", "needs_context": "on"})
+        self.assertContains(r, "needs_context: must be true or false", status_code=400)  # the bad one named
+        self.assertNotContains(r, "not_atomic:", status_code=400)
         self.assertFalse(Label.objects.filter(assignment=self.a).exists())
 
     def test_it_attaches_verified_evidence_and_marks_it_in_the_passage(self):

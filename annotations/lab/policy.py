@@ -2,11 +2,10 @@
 
 from statsmodels.stats.proportion import proportion_confint
 
-from annotations.report.stats_faithfulness import strata_groups, stratified_proportion
+from annotations.report.stats_faithfulness import COMPLETE, strata_groups, stratified_proportion
 from audit.models.audits import Policy
 
 BAD_COUNTS = {Policy.STRICT: ("n_contradicted", "n_unsupported"), Policy.LENIENT: ("n_contradicted",)}
-WHAT = "answer with complete gold"
 
 
 def policy_headlines(answers, chosen, *, min_share=0.05, unsampled=()):
@@ -25,7 +24,7 @@ def policy_headlines(answers, chosen, *, min_share=0.05, unsampled=()):
         lo, hi = (float(c) for c in proportion_confint(x, n, method="wilson")) if n else (None, None)
         weighted = None
         if n:
-            weighted = stratified_proportion(strata_groups(answers, fail, done, unsampled), min_share, WHAT)
+            weighted = stratified_proportion(strata_groups(answers, fail, done, unsampled), min_share, COMPLETE)
         out.append(
             {
                 "policy": policy.value,
@@ -38,7 +37,7 @@ def policy_headlines(answers, chosen, *, min_share=0.05, unsampled=()):
                 "ci": [lo, hi],
                 "weighted_rate": weighted["value"] if weighted else None,
                 "weighted_ci": weighted["ci"] if weighted else None,
-                "weighted_why": weighted["why"] if weighted else f"not computable: no {WHAT}",
+                "weighted_why": weighted["why"] if weighted else f"not computable: no {COMPLETE}",
             }
         )
     return out

@@ -16,6 +16,7 @@ are part of the population: every population figure lists them among the strata 
 
 from annotations.report.stats_common import not_computable, stat
 from annotations.report.stats_faithfulness import (
+    COMPLETE,
     COUNT_COLUMNS,
     answer_outcomes,
     mean_with_ci,
@@ -40,9 +41,7 @@ def _strata(f, done, min_share, unsampled=()):
                 "sampled": len(g),
                 "answers": len(d),
                 "fails": int(d["fail"].sum()),
-                "fail_rate": wilson(int(d["fail"].sum()), len(d))
-                if len(d)
-                else not_computable("no answer with complete gold"),
+                "fail_rate": wilson(int(d["fail"].sum()), len(d)) if len(d) else not_computable(f"no {COMPLETE}"),
                 "claim_ratio_mean": stat(d["ratio"].mean())
                 if d["ratio"].notna().any()
                 else not_computable("no scored claim"),
@@ -128,7 +127,7 @@ def faithfulness(frame, *, seed=0, min_share=0.05, resampler=None, unsampled=())
         "counts": {c: int(d[c].sum()) for c in COUNT_COLUMNS} | {"scored": scored},
         "strata": _strata(f, done, min_share, unsampled),
     }
-    what = "answer with complete gold"
+    what = COMPLETE
     out["weighted"] = {
         "fail_rate": stratified_proportion(strata_groups(f, f["fail"], done, unsampled), min_share, what)
         if len(d)

@@ -140,6 +140,9 @@ def _borrow_note(cover):
     return f"; {len(b)} single-answer strat{'um' if len(b) == 1 else 'a'} borrow the variance of all sampled answers"
 
 
+COMPLETE = "answer with complete gold"  # the unit the answer-level weighted figures count
+
+
 def strata_groups(f, values, rows, unsampled=()):
     """The input of stratified_proportion and stratified_mean: (stratum, N_h, values of its rows where `rows`
     holds) for each stratum of f (one row per sampled answer, with stratum and stratum_population), then

@@ -4,7 +4,6 @@ another annotator's assignment or labels; every read is scoped to one annotator'
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
 
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.http import Http404
@@ -125,10 +124,6 @@ class Row:
     def unplaced(self):  # the claim's text was not found in the answer
         return self.claim.span_start is None
 
-    @property
-    def number(self):
-        return SafeString(self.claim.position + 1)
-
     @cached_property
     def url(self):  # every control of the row posts here
         return SafeString(f"{self.url_prefix}{self.claim.pk}/")
@@ -166,7 +161,7 @@ def _marked(piece, claims):
     return (
         piece,
         SafeString(" ".join(str(c.pk) for c in claims)),
-        SafeString(", ".join(str(c.position + 1) for c in claims)),
+        SafeString(", ".join(c.number for c in claims)),
     )
 
 
@@ -192,15 +187,6 @@ def progress(assignment):
     }
 
 
-class Cite(NamedTuple):  # the passage an [n] links to, its id and number as text
-    pk: str
-    number: str
-
-
-def _cite(passage):
-    return Cite(SafeString(passage.pk), SafeString(passage.position + 1))
-
-
 def cited(text, passages):
     """(text, None) when the piece cites no passage, else (None, [(piece, passage or None)]): the answer's [n]
     markers linked to its n-th passage (1-based). The template loops over pieces only where there are cites."""
@@ -208,7 +194,7 @@ def cited(text, passages):
     for m in CITATION.finditer(text):
         n = int(m.group(1))
         if 1 <= n <= len(passages):
-            out += [(text[at : m.start()], None), (m.group(0), _cite(passages[n - 1]))]
+            out += [(text[at : m.start()], None), (m.group(0), passages[n - 1])]
             at = m.end()
     return (None, [*out, (text[at:], None)]) if out else (text, None)
 
@@ -217,7 +203,7 @@ def answer_segments(text, claims, passages):
     """[(text, cited pieces, claim pk, claim number)] of the answer text, each claim's span a segment."""
     spans = [(c.span_start, c.span_end, c) for c in claims]
     return [
-        (*cited(piece, passages), *((SafeString(c.pk), SafeString(c.position + 1)) if c else ("", "")))
+        (*cited(piece, passages), *((SafeString(c.pk), c.number) if c else ("", "")))
         for piece, c in segments(text, spans)
     ]
 

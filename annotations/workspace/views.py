@@ -46,7 +46,7 @@ def _ctx(assignment, **extra):
         "audit": audit,
         "answer": assignment.audit_answer.answer,
         "locked": locked,
-        # named, as a template looks a missing name up through every context level (twice a row, each page)
+        # named: the row and passage partials test them, and a missing name is looked up through every context level
         "oob": False,
         "fresh_note": False,
         "error": "",
@@ -77,8 +77,8 @@ def _label_params(post):
     if "note" in post:
         kw["note"] = post["note"]
     flags = {f: post[f] for f in Label.FLAGS if f in post}  # a flag button posts the state it showed
-    if any(shown not in ("true", "false") for shown in flags.values()):
-        raise services.Invalid(f"{', '.join(flags)}: must be true or false (the flag as shown).")
+    if bad := [f for f, shown in flags.items() if shown not in ("true", "false")]:
+        raise services.Invalid(f"{', '.join(bad)}: must be true or false (the flag as shown).")
     if flags:
         kw["flags"] = {f: shown == "false" for f, shown in flags.items()}
     if post.get("evidence") == "clear":

@@ -185,3 +185,7 @@ class Claim(models.Model):
 
     def __str__(self):
         return self.text
+
+    @property
+    def number(self):  # 1-based, as text: written unlocalised (several times a claim on the workspace page)
+        return SafeString(self.position + 1)

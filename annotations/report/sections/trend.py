@@ -8,7 +8,13 @@ from annotations.report.frames import answer_gold_table, unsampled_strata
 from annotations.report.links import Links
 from annotations.report.stats_answers import provisional
 from annotations.report.stats_common import clean
-from annotations.report.stats_faithfulness import answer_outcomes, strata_groups, stratified_proportion, wilson
+from annotations.report.stats_faithfulness import (
+    COMPLETE,
+    answer_outcomes,
+    strata_groups,
+    stratified_proportion,
+    wilson,
+)
 from annotations.report.stats_trend import fail_rate_series
 
 
@@ -18,7 +24,7 @@ def summary(table, min_share, unsampled=()):
     f = answer_outcomes(table.reset_index(drop=True))
     done = f["complete"].astype(bool)
     groups = strata_groups(f, f["fail"], done, unsampled)
-    weighted = stratified_proportion(groups, min_share, "answer with complete gold")
+    weighted = stratified_proportion(groups, min_share, COMPLETE)
     strata = [(str(name), int(N), len(v), int(v.sum())) for name, N, v in groups if len(v)]
     prov = None if done.all() else provisional(f.assign(a_bad=False, b_bad=False), min_share, unsampled)
     if prov:
