@@ -139,7 +139,7 @@ class Row:
 
 
 def claim_url_prefix(assignment_id):
-    """ "/label/7/claim/": with a claim's id and "/" the URL its row posts to, reversed once a page (12 µs a row)."""
+    """ "/label/7/claim/": with a claim's id and "/" the URL its row posts to; reversed once a page, not once a row."""
     return reverse("workspace_label", args=[assignment_id, 0]).removesuffix("0/")
 
 

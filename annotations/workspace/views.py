@@ -65,7 +65,7 @@ def workspace(request, a):
 @annotator_required
 @require_GET
 def shortcuts(request):
-    """The list of keys, put in its dialog the first time it opens (each workspace page would carry 2.6 KB)."""
+    """The list of keys, put in its dialog the first time it opens rather than carried by every workspace page."""
     return render(request, f"{PAGE}#shortcuts", {"flag_names": selectors.FLAG_NAMES})
 
 
