@@ -220,3 +220,15 @@ def test_it_has_a_migration_for_every_model_change(tmp_path):
         cwd=Path(__file__).resolve().parent.parent,
     )
     assert r.returncode == 0 and "No changes detected" in r.stdout, r.stdout + r.stderr
+
+
+def test_it_closes_every_template_comment_on_its_line():
+    """Django's {# #} comment is one line: one left open is printed on the page, as the workspace once printed one."""
+    root = Path(__file__).resolve().parent.parent / "templates"
+    open_comments = [
+        f"{path.relative_to(root)}:{n}"
+        for path in sorted(root.rglob("*.html"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "{#" in line and "#}" not in line.split("{#", 1)[1]
+    ]
+    assert open_comments == []

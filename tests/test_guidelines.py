@@ -76,6 +76,7 @@ def test_it_shows_the_guidelines_before_the_first_answer_then_not_again(db):
     page = c.get(f"/label/{mine[0].pk}/").content.decode()
     assert 'id="guidelines_dialog"' in page and "evidence.js" in page and "Read me first" not in page  # filled on `g`
     assert f'data-dialog="guidelines_dialog" hx-get="/label/guidelines/{audit.pk}/"' in page
+    assert "{#" not in page and "guidelines_for" not in page  # the dialog template's comment stays a comment
     fragment = c.get(f"/label/guidelines/{audit.pk}/", headers={"HX-Request": "true"}).content.decode()
     assert "Read me first" in fragment and "<html" not in fragment and "version 1" in fragment
     assert c.post(f"/label/guidelines/{audit.pk}/", {"next": "https://evil.example/"}).url == "/"
