@@ -143,6 +143,19 @@ class Utf16Tests(Upload):
 
 
 class InlineOrQueuedTests(Upload):
+    def test_it_queues_a_gzipped_upload_whose_trailer_understates_its_size(self):
+        rows = [json.loads(line) | {"question": f"Q{i}?"} for i, line in enumerate(JSONL.splitlines() * 20)]
+        data = gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode())
+        lying = data[:-4] + (10).to_bytes(4, "little")  # the trailer says 10 bytes; it inflates to 28 KB
+        spool = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        with self.settings(IMPORT_SPOOL_DIR=spool, IMPORT_INLINE_BYTES=5_000), self.captureOnCommitCallbacks():
+            self.upload("lying.jsonl.gz", lying, status=202)  # not inflated whole in the request
+        self.assertEqual(ImportBatch.objects.latest("id").status, "queued")
+
+    def test_it_imports_a_small_gzipped_upload_in_the_request(self):
+        with self.settings(IMPORT_INLINE_BYTES=5_000):
+            self.assertEqual(self.upload("small.jsonl.gz", gzip.compress(JSONL)).status, "done")
+
     def test_it_queues_a_small_gzipped_upload_by_the_size_it_inflates_to(self):
         rows = [json.loads(line) | {"question": f"Q{i}?"} for i, line in enumerate(JSONL.splitlines() * 20)]
         data = gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode())  # under 5 KB, 28 KB inflated

@@ -113,17 +113,23 @@ class CountingReader(io.RawIOBase):
         return self.raw, size
 
 
-def stated_size(fileobj):
-    """The size a seekable file says it has once read: a gzip stream's own trailer (its last member's size,
-    modulo 4 GiB), else its size. Written by the file, so only a hint (the reader still bounds the inflation)."""
+def read_size(fileobj, limit):
+    """The bytes a seekable file gives once read, counted up to `limit`: a gzip stream is inflated to count them
+    (its trailer states only its last member's size, and only what the file says), so at most `limit` bytes are
+    inflated. A damaged stream counts as its own size: the import names the damage."""
     fileobj.seek(0, io.SEEK_END)
     size = fileobj.tell()
     fileobj.seek(0)
-    if size < 18 or fileobj.read(2) != GZIP_MAGIC:
+    if size >= limit or fileobj.read(2) != GZIP_MAGIC:
         fileobj.seek(0)
-        return size
-    fileobj.seek(-4, io.SEEK_END)
-    inflated = int.from_bytes(fileobj.read(4), "little")
+        return min(size, limit)
+    fileobj.seek(0)
+    inflated, gz = 0, gzip.GzipFile(fileobj=fileobj)
+    try:
+        while inflated < limit and (chunk := gz.read(min(1 << 16, limit - inflated))):
+            inflated += len(chunk)
+    except (OSError, EOFError, zlib.error):
+        inflated = size
     fileobj.seek(0)
     return max(size, inflated)
 
