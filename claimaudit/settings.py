@@ -114,7 +114,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "claimaudit.middleware.SessionLimitsMiddleware",
-    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "claimaudit.session_end.LoginRequired",  # Django's, with a 401 for htmx requests
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -178,6 +178,7 @@ SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 12 * 3600)
 SESSION_IDLE_TIMEOUT = envint("SESSION_IDLE_TIMEOUT", 2 * 3600)
 SESSION_COOKIE_HTTPONLY = True
 # No script reads the CSRF cookie: pages put the token in hx-headers on <body>.
+CSRF_FAILURE_VIEW = "claimaudit.session_end.csrf_failure"  # a line for htmx, Django's page otherwise
 CSRF_COOKIE_HTTPONLY = True
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

@@ -7,8 +7,7 @@
   const PASSAGE = "[data-passage], [data-passage-id]";
   const passages = () => Array.from(document.querySelectorAll(PASSAGE));
   const pid = (el) => el.getAttribute("data-passage") || el.getAttribute("data-passage-id");
-  const cp = (s) => Array.from(s).length; // code points
-  const hl = window.CSS && CSS.highlights;
+  const cp = (s) => Array.from(s).length, hl = window.CSS && CSS.highlights; // code points; the highlight registry
   const trim = (t, s, e) => { while (s < e && /\s/.test(t[s])) s++; while (e > s && /\s/.test(t[e - 1])) e--; return [s, e]; };
   let cached = null;
   NS.say = (text, bad) => document.querySelectorAll("[data-evidence-status]").forEach((el) => { el.textContent = text; el.classList.toggle("bad", !!bad); });
@@ -148,6 +147,7 @@
   const show = (d) => { if (d && d.open) d.close(); else if (d && d.firstElementChild) { d.showModal(); d.scrollTop = 0; } };
   document.addEventListener("click", (ev) => { const b = ev.target.closest("[data-dialog]"); if (b) show(document.getElementById(b.dataset.dialog)); });
   document.addEventListener("htmx:afterSettle", (ev) => { if (ev.detail.target.tagName === "DIALOG") show(ev.detail.target); });
+  document.addEventListener("htmx:responseError", (ev) => { const x = ev.detail.xhr; if (/text\/plain/.test(x.getResponseHeader("content-type"))) NS.say(x.responseText, true); }); // a refusal htmx does not swap (401: logged out)
   /* keys(map, home): the page's one keydown handler. Shortcuts pause while typing (Escape leaves the field for home());
    * p then digits jumps to passage n; . , Shift+arrows and / drive the cursor and the search on both pages; g opens
    * the audit's guidelines (when it has some; Esc closes them). */
@@ -165,7 +165,8 @@
         if (k === "Escape") { ev.preventDefault(); t.blur(); const h = home(t); if (h) h.focus({ preventScroll: true }); }
         if (!ev.ctrlKey || k !== "Enter") return;
       }
-      if (document.querySelector("dialog[open]") && k !== "?") return; // the dialog handles Escape
+      if (document.querySelector("dialog[open]") && !"?g".includes(k)) return; // the dialog handles Escape; ? and g close theirs
+      if (digits !== null && k === "Escape") NS.say(""); // p then Esc: no jump
       const more = digits !== null && /^\d$/.test(k) && NS.sentenceCursor.jump(+(digits += k)) !== null; // p 1 7: passage 17
       if (more || (digits !== null && k === "Enter")) ev.preventDefault(); // ends at Enter or when no digit more fits
       digits = more && +digits * 10 <= passages().length ? digits : null;

@@ -6,7 +6,7 @@
   const NS = window.ClaimAudit, list = document.getElementById("claims");
   const $ = (sel) => document.querySelector(sel), rows = () => Array.from(list.querySelectorAll("li.claim"));
   const rowOf = (pk) => pk && document.getElementById(`claim-${pk}`), rowId = (el) => el.closest && (el.closest("li.claim") || {}).id;
-  const locked = root.dataset.locked === "1", later = [];
+  const locked = root.dataset.locked === "1", later = [], READ_ONLY = "Read-only: this answer is submitted or the audit is closed.";
   let current = null, busy = null, refocus = null, pending = 0, last = Date.now(); // busy: the row whose save is in flight
   const marksOf = (pk) => document.querySelectorAll(`.claim-span[data-claim="${pk}"], mark.evidence[data-claims~="${pk}"]`);
   const light = (pk, on) => pk && marksOf(pk).forEach((m) => m.classList.toggle("lit", on));
@@ -23,11 +23,10 @@
     if (all.length) select(all[i < 0 ? 0 : Math.max(0, Math.min(all.length - 1, i + step))].dataset.claim, true);
   }
   const row = () => rowOf(current) || (move(0), rowOf(current));
-  function press(sel) {
+  function press(sel) { // a control of the current row
     const el = row() && row().querySelector(sel);
-    if (locked || (el && el.disabled)) NS.say("Read-only: this answer is submitted or the audit is closed.", true);
-    else if (el) el.click();
-    else NS.say("This claim has no evidence to remove.");
+    if (el && !el.disabled && !locked) el.click();
+    else NS.say(el || locked ? READ_ONLY : "This claim has no evidence to remove.", !!el || locked);
   }
   function refresh() { // each claim's span in the answer coloured by its verdict; the count
     const all = rows(), v = (r) => r.dataset.verdict;
@@ -43,24 +42,24 @@
     if (span && !String(getSelection()) && !ev.target.closest("a")) select(span.dataset.claim || span.dataset.claims.split(" ")[0], true);
     if (go) { ev.preventDefault(); select(go.dataset.goto, true); }
   });
-  const click = (sel) => () => $(sel) && $(sel).click();
+  const click = (sel, none) => () => { const el = $(sel); if (el && !el.disabled) el.click(); else if (el || none) NS.say(el ? READ_ONLY : none, true); };
   const keys = {
     j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1), "?": click("[data-dialog=shortcuts]"),
     e: () => press("[value=attach]"), x: () => press("[value=clear]"), 0: () => press("[value='']"), Backspace: () => press("[value='']"),
     a: () => press("[name=not_atomic]"), c: () => press("[name=needs_context]"), t: () => press("[name=true_not_in_passages]"),
     n: () => row() && row().querySelector("textarea").focus(), m: () => $("#answer-note").focus(), o: click("#omission"),
-    u: click("#undo"), "Ctrl+z": click("#undo"), "[": click("#prev-answer"), "]": click("#next-answer"),
+    u: click("#undo"), "Ctrl+z": click("#undo"), "[": click("#prev-answer", "No earlier answer."), "]": click("#next-answer", "No later answer."),
     "Shift+Enter": () => $("#submit-box").requestSubmit(), // queued behind the saves in flight (hx-sync)
   };
   ["supported", "contradicted", "unsupported", "non_assertive"].forEach((v, i) => { keys[i + 1] = () => press(`[value=${v}]`); });
   NS.keys(keys, (t) => t.closest("li.claim") || rowOf(current));
   /* A row's response replaces the row, so htmx would drop a control pressed while its row saves: hold it, and press the
-   * held ones again, one a response, on the fresh row by name and value (a flag's value: the state earlier presses leave). */
+   * held ones again, one a response, on the fresh row by name and value (a flag by name: its fresh value is the state
+   * the saves before it left, so each press turns it the other way). */
   const control = (id, name, value) => { const r = document.getElementById(id); return r && (r.querySelector(`[name="${name}"][value="${CSS.escape(value)}"]`) || r.querySelector(`[name="${name}"]`)); };
   document.body.addEventListener("htmx:confirm", (ev) => {
     const d = ev.detail, elt = (d.triggeringEvent && d.triggeringEvent.submitter) || d.elt; // the button, or the note
-    const prev = later.findLast((h) => h[0] === busy && h[1] === elt.name), flag = /^(true|false)$/.test(elt.value);
-    if (busy && busy === rowId(elt)) { ev.preventDefault(); later.push([busy, elt.name, prev && flag ? String(prev[2] !== "true") : elt.value]); }
+    if (busy && busy === rowId(elt)) { ev.preventDefault(); later.push([busy, elt.name, elt.value]); }
   });
   const focused = (f = document.activeElement) => f && f.tagName === "BUTTON" && rowId(f) && [rowId(f), f.name, f.value];
   document.body.addEventListener("htmx:beforeSwap", () => { refocus = focused(); }); // htmx refocuses only an element with an id
@@ -86,7 +85,7 @@
     if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);
     const h = later.shift(), el = h && control(...h); // the next held press, queued behind this request (hx-sync)
     if (el && el.tagName === "TEXTAREA") htmx.trigger(el, "change");
-    else if (el) { el.value = h[2]; el.click(); }
+    else if (el) el.click();
   });
   document.body.addEventListener("htmx:afterSettle", () => {
     if (refocus && control(...refocus)) control(...refocus).focus({ preventScroll: true });

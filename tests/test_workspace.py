@@ -66,6 +66,20 @@ class PageTests(WorkspaceTestCase):
         self.assertNotContains(r, "Undo the last change")
         self.assertContains(r, f'href="/label/{self.mine[1].pk}/" rel="next"')
 
+    def test_it_loads_htmx_without_the_debug_script_that_would_replace_the_page_on_a_400(self):
+        with self.settings(DEBUG=True):  # make demo runs with DEBUG on: "Nothing to undo" (400) blanked the page
+            page = self.client.get(self.url()).content.decode()
+        self.assertIn('src="/static/django_htmx/htmx-2.min.js"', page)
+        self.assertNotIn("django-htmx.js", page)
+
+    def test_it_answers_a_save_after_the_session_ended_with_401_and_saves_nothing(self):
+        self.client.logout()
+        r = self.save(self.claims[0], {"verdict": "supported"})
+        self.assertEqual((r.status_code, r["Content-Type"]), (401, "text/plain; charset=utf-8"))
+        self.assertIn("logged out", r.content.decode())
+        self.assertFalse(Label.objects.filter(claim=self.claims[0]).exists())
+        self.assertEqual(self.client.get(self.url()).status_code, 302)  # a page still goes to the login page
+
     def test_it_serves_the_shortcut_list_its_dialog_loads_to_annotators_only(self):
         with self.assertNumQueries(2):  # the session, the user with their roles
             r = self.client.get("/label/shortcuts/", headers={"HX-Request": "true"})

@@ -240,7 +240,9 @@ def test_it_opens_the_shortcut_list_at_its_top_and_leaves_room_for_the_status_at
 HOLD_SENDS = """
   const send = XMLHttpRequest.prototype.send;
   window.held = [];
+  window.done = 0;
   XMLHttpRequest.prototype.send = function (body) {
+    this.addEventListener("loadend", () => { window.done++; });
     if (window.hold) window.held.push(() => send.call(this, body)); else send.call(this, body);
   };
   window.release = () => { window.hold = false; window.held.splice(0).forEach((go) => go()); };
@@ -259,7 +261,7 @@ def test_it_presses_again_on_the_fresh_row_what_was_pressed_while_the_row_saved(
     page.wait_for_selector(f"#claim-{c0.pk}.current")
     page.evaluate("window.hold = true")
     page.keyboard.press("1")  # supported: its request is held
-    page.wait_for_function("window.held.length === 1")
+    page.wait_for_function("() => window.held.length === 1")
     for key in "attc2":  # while the row's save is in flight: held by the workspace, each pressed again in turn
         page.keyboard.press(key)  # a: not atomic; t twice: on, then off again; c: needs context; 2: contradicted
     assert page.evaluate("window.held.length") == 1
@@ -273,3 +275,66 @@ def test_it_presses_again_on_the_fresh_row_what_was_pressed_while_the_row_saved(
     assert (label.verdict, *flags) == ("contradicted", True, True, False)
     assert HistoryEvent.objects.filter(kind="label").count() == 6  # 1, a, t, t, c, 2: each held press its own save
     assert page.js_errors == []
+
+
+def test_it_turns_a_flag_back_when_it_is_pressed_again_while_its_own_save_is_in_flight(
+    live_server, page, login, transactional_db
+):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
+    c0 = mine[0].audit_answer.answer.claims.order_by("position").first()
+    page.add_init_script(HOLD_SENDS)
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    page.evaluate("window.hold = true")
+    page.keyboard.press("a")  # not atomic on: its request is held, the button still shows off
+    page.wait_for_function("() => window.held.length === 1")
+    for _ in range(3):  # off, on, off: each pressed again on the row the save before it left
+        page.keyboard.press("a")
+    page.evaluate("window.release()")
+    page.wait_for_function("() => window.done === 4")  # the held save and the three pressed again after it
+    assert HistoryEvent.objects.filter(kind="label").count() == 4
+    assert Label.objects.get(claim=c0).flag_not_atomic is False
+    assert page.get_attribute(f"#claim-{c0.pk} [name=not_atomic]", "aria-pressed") == "false"
+    assert page.js_errors == []
+
+
+def test_it_says_a_press_is_not_saved_once_the_session_has_ended(live_server, page, login, transactional_db):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
+    c0 = mine[0].audit_answer.answer.claims.order_by("position").first()
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    cookies = page.context.cookies()
+    page.context.clear_cookies()  # the session is gone, as after the idle timeout or a logout in another tab
+    page.context.add_cookies([c for c in cookies if c["name"] != "sessionid"])
+    page.keyboard.press("1")
+    page.wait_for_function("() => /logged out/.test(document.querySelector('#save-status').textContent)")
+    assert page.locator("#claims form[action='/login/'], #claims input[name=password]").count() == 0  # not swapped in
+    assert page.get_attribute(f"#claim-{c0.pk} [value=supported]", "aria-pressed") == "false"
+    assert not Label.objects.filter(claim=c0).exists()
+    page.keyboard.press("]")  # one answer only: the key says why nothing happens
+    page.wait_for_function("() => document.querySelector('#save-status').textContent === 'No later answer.'")
+    assert page.js_errors == []
+
+
+def test_it_says_the_page_is_out_of_date_when_a_new_login_rotated_its_csrf_token(
+    live_server, page, login, transactional_db
+):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
+    c0 = mine[0].audit_answer.answer.claims.order_by("position").first()
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    other = page.context.new_page()
+    other.goto(f"{live_server.url}/")
+    other.click("text=Log out")
+    other.wait_for_url("**/login/**")
+    login(other, ann)  # logged out and in again in another tab: a new CSRF secret, the first tab's token is stale
+    other.close()
+    page.keyboard.press("1")
+    page.wait_for_function("() => /out of date/.test(document.querySelector('#save-status').textContent)")
+    assert not Label.objects.filter(claim=c0).exists()
