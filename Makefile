@@ -22,7 +22,9 @@ venv: $(VENV)/.stamp
 # Development: every process (web, worker, commands) gets the same environment, so `make worker` and
 # `manage.py db_worker` under it agree with the web server (DEBUG on, the insecure dev key, the same database).
 PORT ?= 8000
-DEV_ENV := DEBUG=true WORKER_COMMAND="make worker" PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+# Emails and webhook payloads link to the server these targets start (a SITE_URL given to make wins).
+SITE_URL ?= http://127.0.0.1:$(PORT)
+DEV_ENV := DEBUG=true WORKER_COMMAND="make worker" SITE_URL="$(SITE_URL)" PATH=$(CURDIR)/$(VENV)/bin:$$PATH
 
 # Set up, load the demo, then serve the web app and run the task worker together (Ctrl+C stops both).
 demo: venv

@@ -239,3 +239,16 @@ def test_it_validates_the_webhook_url_and_lets_only_leads_set_it(db):
     r = c.post(f"/notifications/audits/{audit.pk}/webhook/", {"webhook_url": "https://x.org/h", "new_secret": "on"})
     audit.refresh_from_db()
     assert r.status_code == 302 and audit.webhook_url == "https://x.org/h" and len(audit.webhook_secret) == 64
+
+
+def test_it_says_once_why_a_webhook_url_is_refused(db):
+    audit, lead, _ = assigned_audit()
+    c = Client()
+    c.force_login(lead)
+    for bad in ("not a url", "ftp://x.org/h", "http://"):
+        r = c.post(f"/notifications/audits/{audit.pk}/webhook/", {"webhook_url": bad})
+        page = r.content.decode()
+        assert r.status_code == 400 and page.count("Enter a valid URL.") == 1, (bad, page)
+        assert "Webhook URL (webhook_url): Enter a valid URL." in page
+    audit.refresh_from_db()
+    assert audit.webhook_url == ""

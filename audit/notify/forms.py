@@ -6,12 +6,18 @@ class EmailSettingsForm(forms.Form):
     email_enabled = forms.BooleanField(required=False, label="Email me about my audits, runs and imports")
 
 
+class HttpURLField(forms.URLField):
+    """A URL with the http or https scheme. Replaces URLField's own validator rather than adding a second one
+    (both would say "Enter a valid URL." of the same bad value)."""
+
+    default_validators = [URLValidator(schemes=["http", "https"])]
+
+
 class WebhookForm(forms.Form):
-    webhook_url = forms.URLField(
+    webhook_url = HttpURLField(
         required=False,
         max_length=500,
         assume_scheme="https",
-        validators=[URLValidator(schemes=["http", "https"])],
         label="Webhook URL",
         help_text="Empty: no webhook. Events are POSTed as JSON, signed with HMAC-SHA256.",
     )

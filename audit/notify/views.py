@@ -30,5 +30,5 @@ def audit_webhook(request, audit_id):
         services.audit_webhook_save(audit, url=d["webhook_url"], new_secret=d["new_secret"], user=request.user)
         messages.success(request, "Webhook saved." if d["webhook_url"] else "Webhook removed.")
         return redirect("audit_detail", audit.pk)
-    errors = "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items())
+    errors = "; ".join(f"{form.fields[f].label} ({f}): {' '.join(e)}" for f, e in form.errors.items())
     return render(request, "notify/webhook_error.html", {"audit": audit, "errors": errors}, status=400)
