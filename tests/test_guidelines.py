@@ -138,3 +138,50 @@ def test_it_shows_the_latest_guidelines_to_whoever_read_any_version_in_a_fixed_n
     assert 'data-dialog="guidelines_dialog"' in page  # the text is fetched when `g` opens it
     fragment = c.get(f"/label/guidelines/{audit.pk}/", headers={"HX-Request": "true"}).content.decode()
     assert "Second rules" in fragment and "version 2" in fragment and "First rules" not in fragment
+
+
+def test_it_refuses_empty_guidelines_with_400_naming_the_field_and_keeps_the_text(lead):
+    audit, _ = make_assigned_audit(make_user("ann", "annotator"))
+    lead.post(f"/audits/{audit.pk}/guidelines/", {"text": "Label every claim."})
+    for blank in ("", "  \r\n\t "):
+        r = lead.post(f"/audits/{audit.pk}/guidelines/", {"text": blank})
+        page = r.content.decode()
+        assert r.status_code == 400 and "Text: guidelines cannot be empty" in page
+        assert f">{blank}</textarea>" in page  # what was typed stays in the editor
+    r = lead.post(f"/audits/{audit.pk}/guidelines/", {"text": "nul\x00byte"})
+    assert r.status_code == 400 and "text: contains a NUL character" in r.content.decode()
+    assert list(GuidelinesVersion.objects.filter(audit=audit).values_list("text", flat=True)) == ["Label every claim."]
+
+
+def test_it_shows_an_old_versions_source_and_restores_it_as_a_new_version(lead):
+    audit, _ = make_assigned_audit(make_user("ann", "annotator"))
+    for text in ("# One\n\nLabel <b>every</b> claim.", "# Two"):
+        lead.post(f"/audits/{audit.pk}/guidelines/", {"text": text})
+    page = lead.get(f"/audits/{audit.pk}/guidelines/?version=1").content.decode()
+    assert "<pre># One\n\nLabel &lt;b&gt;every&lt;/b&gt; claim.</pre>" in page  # the source, escaped
+    form = page.split(f'action="/audits/{audit.pk}/guidelines/restore/"')[1].split("</form>")[0]
+    assert "csrfmiddlewaretoken" in form and 'name="version" value="1"' in form and "Restore this version" in form
+    assert "Restore this version" not in lead.get(f"/audits/{audit.pk}/guidelines/").content.decode()
+
+    r = lead.post(f"/audits/{audit.pk}/guidelines/restore/", {"version": "1"}, follow=True)
+    assert "Version 1 restored: saved as version 3." in r.content.decode()
+    versions = list(GuidelinesVersion.objects.filter(audit=audit).order_by("version").values_list("version", "text"))
+    assert versions[2] == (3, versions[0][1]) and len(versions) == 3
+    event = HistoryEvent.objects.filter(audit=audit, action="guidelines").latest("id")
+    assert (event.new["version"], event.new["restores"], event.user) == (3, 1, lead.user)
+    lead.post(f"/audits/{audit.pk}/guidelines/restore/", {"version": "1"})  # the current text already
+    assert GuidelinesVersion.objects.filter(audit=audit).count() == 3
+
+    for bad in ("9", "x", "", "1" * 30):
+        r = lead.post(f"/audits/{audit.pk}/guidelines/restore/", {"version": bad})
+        assert r.status_code == 400 and "Version: " in r.content.decode(), bad
+    assert lead.get(f"/audits/{audit.pk}/guidelines/restore/").status_code == 405
+    csrf = Client(enforce_csrf_checks=True)
+    csrf.force_login(lead.user)
+    assert csrf.post(f"/audits/{audit.pk}/guidelines/restore/", {"version": "2"}).status_code == 403
+
+
+def test_it_keeps_the_guidelines_editor_free_of_inline_styles(lead):
+    audit, _ = make_assigned_audit(make_user("ann", "annotator"))
+    page = lead.get(f"/audits/{audit.pk}/guidelines/").content.decode()
+    assert "style=" not in page.split("<body")[1] and "guidelines.css" in page

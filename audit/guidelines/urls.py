@@ -4,4 +4,5 @@ from audit.guidelines import views
 
 urlpatterns = [
     path("<int:audit_id>/guidelines/", views.guidelines_edit, name="guidelines_edit"),
+    path("<int:audit_id>/guidelines/restore/", views.guidelines_restore, name="guidelines_restore"),
 ]
