@@ -1,9 +1,11 @@
 """Reads of the adjudication area. Each function runs a fixed number of queries, whatever the size."""
 
-from django.db.models import Count, Prefetch, Q
+from django.db.models import CharField, Count, OuterRef, Prefetch, Q, StringAgg, Subquery, Value
+from django.db.models.functions import Cast, Concat
 
 from annotations.adjudication.rules import adjudication_refusal, may_adjudicate_own
 from annotations.models import Assignment, GoldLabel, Label
+from audit import history
 from audit.models import Audit, AuditAnswer, AuditStatus, Claim, HistoryEvent, JudgeVerdict, Passage
 from audit.spans import evidence_span, layers, segments
 
@@ -235,30 +237,40 @@ def adjudication_item(audit_id, item_id):
 
 def answer_history(audit_id, item_id):
     """(item, events) for the history page: every event on the answer in this audit, and the audit's own
-    events (assign, status, close, reopen with its reason: recorded without an answer), oldest first."""
-    item = AuditAnswer.objects.select_related("audit", "answer").get(audit_id=audit_id, pk=item_id)
+    events (assign, status, close, reopen with its reason: recorded without an answer), oldest first; each
+    with old_text/new_text (history.describe, a passage named by its number: the item query carries them)."""
+    item = (
+        AuditAnswer.objects.select_related("audit", "answer")
+        .annotate(passage_numbers=Subquery(_passage_numbers()))
+        .get(audit_id=audit_id, pk=item_id)
+    )
     events = (
         HistoryEvent.objects.filter(Q(answer_id=item.answer_id) | Q(answer__isnull=True), audit_id=audit_id)
         .select_related("user", "claim")
         .order_by("created_at", "id")
     )
     events = list(events)
+    passages = _numbers_by_id(item.passage_numbers)
     for e in events:
-        e.old_text, e.new_text = summarise(e.old), summarise(e.new)
+        e.old_text, e.new_text = (history.describe(v, passages) if v is not None else "" for v in (e.old, e.new))
     return item, events
 
 
-SUMMARY_KEYS = ("status", "verdict", "source", "evidence_text", "version", "agreed")
-
-
-def summarise(value):
-    """A short readable line for an old/new JSON value of the trail."""
-    if not isinstance(value, dict):
-        return "" if value is None else str(value)
-    keys = [k for k in SUMMARY_KEYS if value.get(k) not in (None, "")] or sorted(value)
-    return " · ".join(
-        f"{k.replace('_text', '')}: {summarise(value[k]) if isinstance(value[k], dict) else value[k]}" for k in keys
+def _passage_numbers():
+    """The item's passages as "id:position,..." in one text (a subquery of the item's own query)."""
+    pair = Concat(Cast("id", CharField()), Value(":"), Cast("position", CharField()))
+    return (
+        Passage.objects.filter(answer_id=OuterRef("answer_id"))
+        .order_by()
+        .values("answer_id")
+        .annotate(pairs=StringAgg(pair, delimiter=Value(",")))
+        .values("pairs")
     )
+
+
+def _numbers_by_id(pairs):
+    """{passage id: its 1-based number} from _passage_numbers' text."""
+    return {int(i): int(p) + 1 for i, p in (pair.split(":") for pair in (pairs or "").split(",") if pair)}
 
 
 def audit_gold_progress(audit):
