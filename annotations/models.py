@@ -22,6 +22,7 @@ class Assignment(models.Model):
     omission = models.BooleanField(default=False)  # the answer omits something the question needed
     note = models.TextField(blank=True)
     is_demo = models.BooleanField(default=False)
+    reopen_reason = models.TextField(blank=True)  # the lead's reason at the latest reopen, shown to the annotator
 
     class Meta:
         ordering = ["audit_answer__position", "slot"]

@@ -16,7 +16,7 @@
     if (!r) return;
     r.classList.add("current");
     light(pk, true);
-    if (scroll) { r.focus({ preventScroll: true }); r.scrollIntoView({ block: "nearest" }); marksOf(pk).forEach((m) => m.scrollIntoView({ block: "nearest" })); }
+    if (scroll) { r.focus({ preventScroll: true }); marksOf(pk).forEach((m) => m.scrollIntoView({ block: "nearest" })); r.scrollIntoView({ block: "nearest" }); } // the row last: in one column it wins
   }
   function move(step) {
     const all = rows(), i = all.indexOf(rowOf(current));

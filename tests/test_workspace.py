@@ -320,6 +320,34 @@ class SubmitTests(WorkspaceTestCase):
         self.assertEqual((ev.user, ev.reason), (lead, "claim 2 mislabelled"))
         self.client.force_login(self.ann)
         self.assertEqual(self.save(self.claims[0], {"verdict": "supported"}).status_code, 200)
+        self.assertContains(self.client.get(self.url()), "Reopened by the audit lead: claim 2 mislabelled")
+        queue = self.client.get(f"/label/queue/{self.audit.pk}/").content.decode()
+        self.assertIn('title="claim 2 mislabelled">reopened</span>', queue)
+
+    def test_it_reloads_a_page_whose_answer_was_submitted_elsewhere(self):
+        self.label_all()
+        self.submit()  # in another tab
+        for r in (
+            self.save(self.claims[0], {"verdict": "supported"}),
+            self.client.post(self.url(what="answer/"), {"note": "x"}, headers=HX),
+            self.client.post(self.url(what="undo/"), headers=HX),
+            self.submit(),
+        ):
+            self.assertEqual((r.status_code, r.get("HX-Refresh")), (409, "true"))
+        r = self.save(self.claims[0], {"verdict": "bogus"})  # invalid, not locked: no reload
+        self.assertNotIn("HX-Refresh", r)
+
+    def test_it_sends_the_submit_list_again_recomputed_with_a_save_while_the_page_shows_it(self):
+        self.save(self.claims[0], {"verdict": "unsupported"})
+        r = self.submit()
+        self.assertContains(r, 'name="problems_shown"', status_code=422)
+        r = self.save(self.claims[1], {"verdict": "unsupported", "problems_shown": "1"})
+        html = r.content.decode()
+        self.assertIn('id="submit-box"', html)
+        self.assertIn('hx-swap-oob="true"', html.split('id="submit-box"', 1)[1].split(">", 1)[0])
+        listed = set(map(int, re.findall(r'data-goto="(\d+)"', html)))
+        self.assertEqual(listed, {c.pk for c in self.claims[2:]})  # claims 1 and 2 have their verdicts now
+        self.assertNotIn("submit-box", self.save(self.claims[2], {"verdict": "unsupported"}).content.decode())
 
 
 class TimeTests(WorkspaceTestCase):

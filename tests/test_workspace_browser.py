@@ -338,3 +338,28 @@ def test_it_says_the_page_is_out_of_date_when_a_new_login_rotated_its_csrf_token
     page.keyboard.press("1")
     page.wait_for_function("() => /out of date/.test(document.querySelector('#save-status').textContent)")
     assert not Label.objects.filter(claim=c0).exists()
+
+
+def test_it_updates_the_submit_list_as_claims_are_fixed_and_reloads_an_answer_submitted_elsewhere(
+    live_server, page, login, transactional_db
+):
+    ann = make_user("ann", "annotator")
+    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=3, n_passages=2)
+    Assignment.objects.filter(pk=mine[0].pk).update(status="started")
+    audit.evidence_required = False
+    audit.save()
+    c = list(mine[0].audit_answer.answer.claims.order_by("position"))
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    page.wait_for_selector(f"#claim-{c[0].pk}.current")
+    page.keyboard.press("Shift+Enter")  # nothing labelled: the list names the three claims
+    page.wait_for_selector(f"#submit-box [data-goto='{c[2].pk}']")
+    page.keyboard.press("1")  # the list moved to claim 1: label it, and it leaves the list
+    page.wait_for_function(f"() => !document.querySelector(\"#submit-box [data-goto='{c[0].pk}']\")")
+    assert page.locator("#submit-box [data-goto]").count() == 2
+    Assignment.objects.filter(pk=mine[0].pk).update(status="submitted")  # as if submitted in another tab
+    page.keyboard.press("j")
+    page.keyboard.press("2")
+    page.wait_for_selector(".ws-locked")  # reloaded read-only, not one refused control at a time
+    assert page.locator(f"#claim-{c[0].pk} button[value=supported][disabled], #claims fieldset[disabled]").count() > 0
+    assert page.js_errors == []

@@ -318,8 +318,10 @@ def assignment_reopen(assignment, user, reason):
         _refuse_closed(assignment)
         if fresh.status != Assignment.Status.SUBMITTED:
             raise Refused("Only a submitted answer can be reopened.")
-        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.STARTED, submitted_at=None)
-        assignment.status, assignment.submitted_at = Assignment.Status.STARTED, None
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=Assignment.Status.STARTED, submitted_at=None, reopen_reason=reason
+        )
+        assignment.status, assignment.submitted_at, assignment.reopen_reason = Assignment.Status.STARTED, None, reason
         history.record(
             assignment.audit_answer.audit,
             kind="assignment",

@@ -92,6 +92,29 @@ def _status(e):
     return 409 if isinstance(e, services.Refused) else 400
 
 
+def _refused(response, e):
+    """A refusal of the workspace is the answer being locked (submitted in another tab, or the audit closed): the
+    page reloads read-only rather than failing one control at a time."""
+    if isinstance(e, services.Refused):
+        response["HX-Refresh"] = "true"
+    return response
+
+
+def _grouped(problems):
+    """The submit box's list: [(why, [claims])] in the order the claims come."""
+    grouped = {}
+    for claim, why in problems:
+        grouped.setdefault(why, []).append(claim)
+    return list(grouped.items())
+
+
+def _problems_box(request, a):
+    """The submit box out of band, its list recomputed: sent with a row's save while the page shows a list."""
+    claims = selectors.answer_claims(a.audit_answer.answer_id, a.audit_answer.audit)
+    problems = _grouped(services.submit_problems(a, claims, selectors.labels_by_claim(a)))
+    return render_to_string(f"{PAGE}#submit_box", _ctx(a, problems=problems, oob=True), request)
+
+
 def _row_html(request, a, claim, label, old, **ctx):
     """The claim's row, and the passages its evidence left or entered (out of band)."""
     html = render_to_string(f"{PAGE}#claim", _ctx(a, row=selectors.row(a, claim, label), **ctx), request)
@@ -117,8 +140,11 @@ def label_save(request, assignment_id, claim_id):
         a = selectors.own_assignment(request.user, assignment_id)
         claim = selectors.own_claim(a, claim_id)
         ctx = _ctx(a, row=selectors.row(a, claim), error=str(e))
-        return render(request, f"{PAGE}#claim", ctx, status=_status(e))
-    return HttpResponse(_row_html(request, a, claim, label, old))
+        return _refused(render(request, f"{PAGE}#claim", ctx, status=_status(e)), e)
+    html = _row_html(request, a, claim, label, old)
+    if request.POST.get("problems_shown"):
+        html += _problems_box(request, a)
+    return HttpResponse(html)
 
 
 @owned("POST")
@@ -127,7 +153,7 @@ def undo(request, a):
     try:
         claim, label, old = services.claim_label_undo(a, user=request.user)
     except (services.Refused, services.Invalid) as e:
-        return HttpResponse(str(e), status=_status(e), content_type="text/plain")
+        return _refused(HttpResponse(str(e), status=_status(e), content_type="text/plain"), e)
     return HttpResponse(_row_html(request, a, claim, label, old, oob=True, fresh_note=True))
 
 
@@ -136,12 +162,12 @@ def answer_fields(request, a):
     kw = {"note": request.POST["note"]} if "note" in request.POST else {}
     if request.POST.get("field") == "omission":
         kw["omission"] = "checked" in request.POST
-    status, error = 200, ""
+    status, error, refusal = 200, "", None
     try:
         services.assignment_fields_save(a, user=request.user, **kw)
     except (services.Refused, services.Invalid) as e:
-        status, error = _status(e), str(e)
-    return render(request, f"{PAGE}#answer_fields", _ctx(a, error=error), status=status)
+        status, error, refusal = _status(e), str(e), e
+    return _refused(render(request, f"{PAGE}#answer_fields", _ctx(a, error=error), status=status), refusal)
 
 
 @owned("POST")
@@ -153,11 +179,8 @@ def submit(request, a):
             messages.error(request, f"Not submitted: {e}")
             return redirect("workspace", a.pk)
         status = 409 if isinstance(e, services.Refused) else 422  # 422: the claims listed are not ready
-        grouped = {}
-        for claim, why in getattr(e, "problems", []):
-            grouped.setdefault(why, []).append(claim)
-        ctx = _ctx(a, error=str(e), problems=list(grouped.items()))
-        return render(request, f"{PAGE}#submit_box", ctx, status=status)
+        ctx = _ctx(a, error=str(e), problems=_grouped(getattr(e, "problems", [])))
+        return _refused(render(request, f"{PAGE}#submit_box", ctx, status=status), e)
     nxt = selectors.progress(a)["next_open_id"]
     url = reverse("workspace", args=[nxt]) if nxt else reverse("queue", args=[a.audit_answer.audit_id])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
