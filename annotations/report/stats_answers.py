@@ -14,7 +14,7 @@ claims fail an answer) and as fail (any open dispute fails it), and each annotat
 `unsampled`: (stratum, N_h) of the design's strata drawn with no answer at all. They have no row, yet they
 are part of the population: every population figure lists them among the strata without data."""
 
-from annotations.report.stats_common import not_computable, stat
+from annotations.report.stats_common import not_computable, shared_why, stat
 from annotations.report.stats_faithfulness import (
     COMPLETE,
     COUNT_COLUMNS,
@@ -85,6 +85,7 @@ def provisional(f, min_share, unsampled=()):
     weighted = lambda flags: stratified_proportion(  # noqa: E731
         strata_groups(f, flags.astype(int), lab, unsampled), min_share, "answer labelled by both"
     )
+    if_pass, if_fail = weighted(low), weighted(high)
     open_n = int(f.loc[lab, "n_open"].sum())
     reopened = int((~lab & f["reopened"].astype(bool)).sum()) if "reopened" in f.columns else 0
     return {
@@ -97,8 +98,9 @@ def provisional(f, min_share, unsampled=()):
         "fails_if_fail": int((high & lab).sum()),
         "if_pass": rate(low),
         "if_fail": rate(high),
-        "weighted_if_pass": weighted(low),
-        "weighted_if_fail": weighted(high),
+        "weighted_if_pass": if_pass,
+        "weighted_if_fail": if_fail,
+        "weighted_why": shared_why(if_pass, if_fail),  # both ends not computable for one reason: say it once
         "annotators": [
             {"slot": s, "fails": int((f[col].astype(bool) & lab).sum()), "fail_rate": rate(f[col].astype(bool))}
             for s, col in (("A", "a_bad"), ("B", "b_bad"))

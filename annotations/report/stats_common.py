@@ -35,6 +35,12 @@ def not_informative(why, **extra):
     return {"value": None, "ci": None, "why": f"not informative: {why}", **extra}
 
 
+def shared_why(*figures):
+    """The reason when every figure is not computable for one and the same reason (to say it once), else None."""
+    whys = {f["why"] for f in figures}
+    return whys.pop() if all(f["value"] is None for f in figures) and len(whys) == 1 else None
+
+
 def clean(obj):
     """Make a report JSON-safe: NaN/inf -> None, numpy scalars/arrays -> Python."""
     if isinstance(obj, dict):
