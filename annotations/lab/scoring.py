@@ -9,10 +9,15 @@ from audit.policy import FAILING
 PASS_FAIL = ["fail", "pass"]
 
 
-def _both(pred, gold, weights, labels, bad):
+NO_CLAIMS = "no gold claim judged by this version"
+NO_ANSWERS = "no answer with complete gold judged by this version"
+
+
+def _both(pred, gold, weights, labels, bad, **words):
+    """words: classification's `empty` and `bad_name`, the reasons its figures give."""
     return {
-        "sampled": stats.classification(stats.confusion(pred, gold, labels), labels, bad),
-        "weighted": stats.classification(stats.confusion(pred, gold, labels, weights), labels, bad),
+        "sampled": stats.classification(stats.confusion(pred, gold, labels), labels, bad, **words),
+        "weighted": stats.classification(stats.confusion(pred, gold, labels, weights), labels, bad, **words),
         "matrix": stats.confusion(pred, gold, labels).astype(int).tolist(),
         "labels": labels,
     }
@@ -24,7 +29,7 @@ def claim_level(items, verdicts, numeric=None):
     rows = [r for r in items if r["claim_id"] in verdicts and _numeric_ok(verdicts[r["claim_id"]][1], numeric)]
     out = _both(
         [verdicts[r["claim_id"]][0] for r in rows], [r["verdict"] for r in rows], [r["weight"] for r in rows],
-        VERDICTS, BAD,
+        VERDICTS, BAD, empty=NO_CLAIMS, bad_name="bad claim",
     )  # fmt: skip
     return out | {"judged": len(rows), "not_judged": sum(r["claim_id"] not in verdicts for r in items)}
 
@@ -49,13 +54,14 @@ def answer_level(gold, judge_fails):
     label = {True: "fail", False: "pass"}
     out = _both(
         [label[judge_fails[k[1]]] for k in keys], [label[gold[k][0]] for k in keys], [gold[k][1] for k in keys],
-        PASS_FAIL, ("fail",),
+        PASS_FAIL, ("fail",), empty=NO_ANSWERS, bad_name="failing answer",
     )  # fmt: skip
     return out | {"judged": len(keys), "not_judged": len(gold) - len(keys)}
 
 
 def noise_floor(items, labels, verdicts):
-    """On the gold claims both annotators labelled and the judge judged: judge vs gold next to A vs B."""
+    """On the gold claims both annotators labelled and the judge judged: judge vs gold next to A vs B
+    (`why`: the reason the comparison is not computable, None when it is)."""
     rows = [r for r in items if r["claim_id"] in verdicts and len(labels.get((r["audit_id"], r["claim_id"]), {})) == 2]
     judge = [verdicts[r["claim_id"]][0] for r in rows]
     a = [labels[(r["audit_id"], r["claim_id"])]["A"] for r in rows]
@@ -64,10 +70,12 @@ def noise_floor(items, labels, verdicts):
 
     def pair(x, y):
         t = stats.confusion(x, y, VERDICTS)
+        (k, k_why), (ac1, ac1_why) = stats.kappa(t), stats.ac1(t)
         return {"agree": int(t.trace()), "accuracy": stats.classification(t, VERDICTS)["accuracy"],
-                "kappa": stats.kappa(t), "ac1": stats.ac1(t)}  # fmt: skip
+                "kappa": k, "ac1": ac1, "why": {"kappa": k_why, "ac1": ac1_why}}  # fmt: skip
 
-    return {"n": len(rows), "judge": pair(judge, gold), "annotators": pair(a, b)}
+    why = None if rows else "not computable: no gold claim both annotators labelled was judged by this version"
+    return {"n": len(rows), "judge": pair(judge, gold), "annotators": pair(a, b), "why": why}
 
 
 def compare(items, verdicts_a, verdicts_b, *, resamples=2000, seed=0):
@@ -84,24 +92,40 @@ def compare_answers(gold, fails_a, fails_b, *, resamples=2000, seed=0):
     keys = [k for k in gold if k[1] in fails_a and k[1] in fails_b]
     ra = [fails_a[k[1]] == gold[k][0] for k in keys]
     rb = [fails_b[k[1]] == gold[k][0] for k in keys]
-    return _paired(keys, ra, rb, resamples, seed)
+    return _paired(keys, ra, rb, resamples, seed, "answers")
 
 
-def _paired(clusters, ra, rb, resamples, seed):
+def _paired(clusters, ra, rb, resamples, seed, items="claims"):
     only_a = sum(a and not b for a, b in zip(ra, rb, strict=True))
     only_b = sum(b and not a for a, b in zip(ra, rb, strict=True))
     diff, ci = stats.paired_cluster_bootstrap(
         [f"{c[0]}:{c[1]}" for c in clusters], ra, rb, resamples=resamples, seed=seed
     )
+    p = stats.mcnemar_exact(only_a, only_b)
     return {
         "n": len(ra),
         "right_a": sum(ra),
         "right_b": sum(rb),
         "only_a": only_a,
         "only_b": only_b,
-        "mcnemar_p": stats.mcnemar_exact(only_a, only_b),
+        "mcnemar_p": p,
         "difference": diff,
         "ci": ci,
+        "why": _paired_why(len(ra), p, ci, items),
+    }
+
+
+def _paired_why(n, p, ci, items):
+    """The reason of each paired figure that is None (every one of them when no item is shared)."""
+    if not n:
+        none = f"not computable: no shared {items}"
+        return {"mcnemar_p": none, "difference": none, "ci": none}
+    return {
+        "mcnemar_p": None
+        if p is not None
+        else f"not computable: no discordant pair (the two versions are right on the same {items})",
+        "difference": None,
+        "ci": None if ci is not None else "not computable: a single answer (the bootstrap resamples answers)",
     }
 
 

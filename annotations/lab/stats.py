@@ -1,10 +1,14 @@
 """Pure statistics of the judge lab and the guardrail check (no ORM): two proportions (z-test with an exact
 permutation fallback), classification figures against gold, McNemar's exact test, and a paired cluster
-bootstrap of an accuracy difference."""
+bootstrap of an accuracy difference. A figure that cannot be computed is None, and the `why` beside it says
+why in the report's words ("not computable: ..." over too few items, "not informative: ..." for a
+chance-corrected coefficient of a rater who used one class: the report's own kappa and AC1 decide that)."""
 
 import numpy as np
 from scipy.stats import binomtest, hypergeom
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
+
+from annotations.report.stats_agreement import cohen_kappa, gwet_ac1
 
 MIN_EXPECTED = 10  # below this expected cell count the z-test gives way to the permutation test
 
@@ -46,9 +50,10 @@ def compare_proportions(x1, n1, x2, n2):
 
 
 def mcnemar_exact(b, c):
-    """Exact McNemar test on the discordant pairs (b: only the first right, c: only the second right)."""
+    """Exact McNemar test on the discordant pairs (b: only the first right, c: only the second right): the
+    p-value, or None without a discordant pair (the test has no item to count)."""
     if b + c == 0:
-        return 1.0
+        return None
     return float(binomtest(b, b + c, 0.5).pvalue)
 
 
@@ -62,55 +67,68 @@ def confusion(pred, gold, labels, weights=None):
 
 
 def kappa(t):
-    n = t.sum()
-    if not n:
-        return None
-    po = np.trace(t) / n
-    pe = float((t.sum(axis=0) * t.sum(axis=1)).sum()) / n**2
-    return None if pe == 1 else float((po - pe) / (1 - pe))
+    """Cohen's kappa of a table: (value or None, why), by the report's rule."""
+    f = cohen_kappa(t)
+    return f["value"], f["why"]
 
 
 def ac1(t):
-    """Gwet's AC1: chance agreement from the mean marginal pi_k, pe = sum pi_k (1 - pi_k) / (q - 1)."""
-    n, q = t.sum(), len(t)
-    if not n or q < 2:
-        return None
-    pi = (t.sum(axis=0) + t.sum(axis=1)) / (2 * n)
-    pe = float((pi * (1 - pi)).sum()) / (q - 1)
-    return float((np.trace(t) / n - pe) / (1 - pe))
+    """Gwet's AC1 of a table: (value or None, why), by the report's rule."""
+    f = gwet_ac1(t)
+    return f["value"], f["why"]
 
 
 def _ratio(a, b):
     return float(a / b) if b else None
 
 
-def classification(t, labels, bad=()):
-    """Accuracy, kappa, AC1, per-label precision / recall / F1, and the recall of the `bad` labels together."""
+def _per_label(t, i, v):
+    p, r = _ratio(t[i, i], t[i].sum()), _ratio(t[i, i], t[:, i].sum())
+    f1 = 2 * p * r / (p + r) if p and r else (0.0 if p is not None and r is not None else None)
+    why = {
+        "precision": None if p is not None else f"not computable: never judged {v}",
+        "recall": None if r is not None else f"not computable: gold has no {v}",
+    }
+    why["f1"] = None if f1 is not None else why["precision"] or why["recall"]
+    return {"precision": p, "recall": r, "f1": f1, "support": float(t[:, i].sum()), "why": why}
+
+
+def classification(t, labels, bad=(), *, empty="no items", bad_name="bad item"):
+    """Accuracy, kappa, AC1, per-label precision / recall / F1, and the recall of the `bad` labels together;
+    `why` gives the reason of each figure that is None (empty: why an empty table has no item)."""
     n = t.sum()
-    per = {}
-    for i, v in enumerate(labels):
-        p, r = _ratio(t[i, i], t[i].sum()), _ratio(t[i, i], t[:, i].sum())
-        f1 = 2 * p * r / (p + r) if p and r else (0.0 if p is not None and r is not None else None)
-        per[v] = {"precision": p, "recall": r, "f1": f1, "support": float(t[:, i].sum())}
     idx = [labels.index(v) for v in bad if v in labels]
     caught = t[np.ix_(idx, idx)].sum() if idx else 0.0  # a bad claim judged as any bad verdict
+    k, k_why = kappa(t)
+    a, a_why = ac1(t)
+    bad_recall = _ratio(caught, t[:, idx].sum()) if idx else None
+    nothing = f"not computable: {empty}" if not n else None
     return {
         "n": float(n),
         "accuracy": _ratio(np.trace(t), n),
-        "kappa": kappa(t),
-        "ac1": ac1(t),
-        "per_label": per,
-        "bad_recall": _ratio(caught, t[:, idx].sum()) if idx else None,
+        "kappa": k,
+        "ac1": a,
+        "per_label": {v: _per_label(t, i, v) for i, v in enumerate(labels)},
+        "bad_recall": bad_recall,
+        "why": {
+            "accuracy": nothing,
+            "kappa": nothing or k_why,
+            "ac1": nothing or a_why,
+            "bad_recall": nothing or (None if bad_recall is not None else f"not computable: gold has no {bad_name}"),
+        },
     }
 
 
 def paired_cluster_bootstrap(clusters, right_a, right_b, *, resamples=2000, seed=0):
     """95% percentile interval of accuracy(a) - accuracy(b), resampling clusters (answers) with replacement:
-    the claims of one answer are not independent. Returns (difference, [lo, hi])."""
+    the claims of one answer are not independent. Returns (difference, [lo, hi]): (None, None) without an
+    item, the interval None with a single cluster (every resample is that cluster: no interval)."""
     clusters, a, b = np.asarray(clusters), np.asarray(right_a, float), np.asarray(right_b, float)
     if not len(a):
         return None, None
     ids, inverse = np.unique(clusters, return_inverse=True)
+    if len(ids) < 2:
+        return float(a.mean() - b.mean()), None
     sa, sb, size = (np.bincount(inverse, weights=w, minlength=len(ids)) for w in (a, b, np.ones_like(a)))
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(ids), size=(resamples, len(ids)))

@@ -86,6 +86,10 @@ def lab_context(q):
     ctx = {"p": p, "datasets": selectors.datasets(), "audits": list(audits), "pairs": PAIRS}
     if p["version"] is None:
         return ctx
+    if not ctx["audits"]:
+        chosen = p["dataset"] or p["audit_ids"]
+        ctx["no_gold"] = "no closed audit among those chosen" if chosen else "choose a dataset with a closed audit"
+        return ctx
     items = selectors.gold_items(audits)
     counts, labels = selectors.claim_counts(audits), selectors.annotator_labels(audits)
     a = _score(p["version"], audits, items, counts, labels, p)
@@ -119,7 +123,8 @@ def lab_run(request):
         if p["version"] is None:
             raise LabError("version", "is required")
     except LabError as exc:
-        return render(request, "lab/lab.html", {"error": f"{exc.field}: {exc}"}, status=400)
+        ctx = {"error": f"{exc.field}: {exc}", "datasets": selectors.datasets()}
+        return render(request, "lab/lab.html", ctx, status=400)
     audits = selectors.closed_audits(p["dataset"], p["audit_ids"])
     run = services.lab_run_start(p["version"], audits, request.user)
     if run is None:
