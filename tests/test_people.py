@@ -265,3 +265,86 @@ def test_it_takes_a_new_person_from_the_lead_page_to_first_login_in_chromium(
     assert newcomer.locator("text=This link is not valid").is_visible()
     newcomer.context.close()
     assert page.js_errors == []
+
+
+class OpenWorkTests(TestCase):
+    """Taking the annotator role away (or deactivating) with open assignments: warned before and after,
+    marked on the audit's progress, and the open work reassigned in one step."""
+
+    def setUp(self):
+        self.lead = make_user("lead", "lead")
+        self.ann1, self.ann2, self.ann3 = (make_user(f"ann{i}", "annotator") for i in (1, 2, 3))
+        self.audit = make_labelled_audit(self.ann1, self.ann3, n_answers=3, submitted=False)
+        Assignment.objects.filter(annotator=self.ann3).update(status="assigned")
+        Assignment.objects.filter(annotator=self.ann3, audit_answer__position=0).update(status="started")
+        self.client.force_login(self.lead)
+
+    def progress_row(self, name):
+        page = self.client.get(f"/audits/{self.audit.pk}/").content.decode()
+        return next(r for r in page.split('id="progress-h"')[1].split("<tr>") if f"<td>{name}" in r)
+
+    def test_it_warns_before_and_after_taking_the_annotator_role_and_marks_the_progress_table(self):
+        page = self.client.get(f"/people/{self.ann3.pk}/").content.decode()
+        assert "ann3 holds 3 open assignments: without the annotator role nobody labels them" in page
+        assert "Deactivating ann3 leaves their 3 open assignments with nobody to label them" in page
+        assert "tag warn" not in self.progress_row("ann3")
+
+        r = self.client.post(f"/people/{self.ann3.pk}/roles/", {"roles": ["adjudicator"]}, follow=True)
+        page = r.content.decode()
+        assert "Roles of ann3: adjudicator." in page
+        assert "ann3 no longer has the annotator role but still holds 3 open assignments" in page
+        assert "ann3 no longer has the annotator role: nobody labels these 3 assignments" in page
+        assert f'<a class="tag warn" href="/people/{self.ann3.pk}/">no longer an annotator</a>' in self.progress_row(
+            "ann3"
+        )
+        assert "tag warn" not in self.progress_row("ann1")
+
+    def test_it_warns_after_deactivating_and_marks_the_progress_table(self):
+        r = self.client.post(f"/people/{self.ann3.pk}/active/", {"active": "0"}, follow=True)
+        assert "ann3 is deactivated but still holds 3 open assignments" in r.content.decode()
+        assert ">deactivated</a>" in self.progress_row("ann3")
+
+    def test_it_reassigns_all_open_work_not_started_to_another_annotator(self):
+        self.client.post(f"/people/{self.ann3.pk}/active/", {"active": "0"})
+        page = self.client.get(f"/people/{self.ann3.pk}/").content.decode()
+        form = page.split(f'action="/people/{self.ann3.pk}/reassign/"')[1].split("</form>")[0]
+        assert "csrfmiddlewaretoken" in form and ">ann2</option>" in form and ">ann3<" not in form
+
+        r = self.client.post(f"/people/{self.ann3.pk}/reassign/", {"to": self.ann2.pk}, follow=True)
+        page = r.content.decode()
+        assert "2 open assignments of ann3 moved to ann2." in page
+        assert "1 stay with ann3 (started: its labels stay with it)." in page
+        assert Assignment.objects.filter(annotator=self.ann2).count() == 2
+        assert list(Assignment.objects.filter(annotator=self.ann3).values_list("status", flat=True)) == ["started"]
+        assert HistoryEvent.objects.filter(audit=self.audit, action="reassign").count() == 2
+        event = HistoryEvent.objects.get(person=self.ann3, action="work_reassigned")
+        assert (event.new, event.user) == ({"to": "ann2", "moved": 2, "kept": 1}, self.lead)
+
+    def test_it_never_gives_an_answer_to_its_other_annotator(self):
+        r = self.client.post(f"/people/{self.ann3.pk}/reassign/", {"to": self.ann1.pk}, follow=True)
+        assert "0 open assignments of ann3 moved to ann1." in r.content.decode()
+        assert "the two annotators of an answer must differ" in r.content.decode()
+        assert Assignment.objects.filter(annotator=self.ann3).count() == 3
+
+    def test_it_refuses_a_bad_target_with_400_naming_the_field(self):
+        for bad in ("", "x", str(self.ann3.pk), str(self.lead.pk), "9" * 30):
+            r = self.client.post(f"/people/{self.ann3.pk}/reassign/", {"to": bad})
+            assert r.status_code == 400 and "Reassign all open assignments to" in r.content.decode(), bad
+            assert "Select a valid choice" in r.content.decode() or "This field is required" in r.content.decode()
+        assert Assignment.objects.filter(annotator=self.ann3).count() == 3
+        csrf = Client(enforce_csrf_checks=True)
+        csrf.force_login(self.lead)
+        assert csrf.post(f"/people/{self.ann3.pk}/reassign/", {"to": self.ann2.pk}).status_code == 403
+        ann = Client()
+        ann.force_login(self.ann2)
+        assert ann.post(f"/people/{self.ann3.pk}/reassign/", {"to": self.ann2.pk}).status_code == 403
+
+
+class AuditPageTests(TestCase):
+    def test_it_sends_the_lead_to_the_people_page_to_add_an_annotator(self):
+        lead = make_user("lead", "lead")
+        audit = make_labelled_audit(make_user("ann1", "annotator"), make_user("ann2", "annotator"), submitted=False)
+        self.client.force_login(lead)
+        page = self.client.get(f"/audits/{audit.pk}/").content.decode()
+        assert "Every annotator is already on this audit" in page
+        assert 'href="/people/#new-person">add a person</a>' in page and "create_user" not in page

@@ -3,7 +3,7 @@
 from statistics import median
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 
 from annotations.models import Assignment
 from audit import roles
@@ -28,19 +28,25 @@ def annotators():
     return get_user_model().objects.filter(groups__name=roles.ANNOTATOR, is_active=True).order_by("username").distinct()
 
 
+def _annotator_role(user_id):
+    return get_user_model().groups.through.objects.filter(user_id=user_id, group__name=roles.ANNOTATOR)
+
+
 def _minutes(seconds):
     return round(median(seconds) / 60, 1) if seconds else None
 
 
 def audit_progress(audit):
-    """{"annotators": [{user_id, username, assigned, started, submitted, median_minutes}], "overall": {...}}.
-    assigned counts every assignment the annotator holds; median minutes per submitted answer come from
-    Assignment.active_seconds (time on task, not wall time)."""
+    """{"annotators": [{user_id, username, can_label, assigned, started, submitted, median_minutes}],
+    "overall": {...}}. assigned counts every assignment the annotator holds; can_label: they are active and
+    still have the annotator role (else their open work waits for a reassignment); median minutes per
+    submitted answer come from Assignment.active_seconds (time on task, not wall time)."""
     qs = Assignment.objects.filter(audit_answer__audit=audit)
     rows = list(
-        qs.values("annotator_id", "annotator__username")
+        qs.values("annotator_id", "annotator__username", "annotator__is_active")
         .order_by("annotator__username")
         .annotate(
+            annotator_role=Exists(_annotator_role(OuterRef("annotator_id"))),
             assigned=Count("pk"),
             started=Count("pk", filter=Q(status=S.STARTED)),
             submitted=Count("pk", filter=Q(status=S.SUBMITTED)),
@@ -53,6 +59,8 @@ def audit_progress(audit):
         {
             "user_id": r["annotator_id"],
             "username": r["annotator__username"],
+            "can_label": r["annotator__is_active"] and r["annotator_role"],
+            "is_active": r["annotator__is_active"],
             "assigned": r["assigned"],
             "started": r["started"],
             "submitted": r["submitted"],

@@ -4,6 +4,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 
+from annotations.assignments import selectors as assignment_selectors
 from audit import roles
 
 ROLE_CHOICES = [(short, short) for short in roles.BY_SHORT_NAME]
@@ -28,3 +29,14 @@ class PersonForm(RolesForm):
 
 class DeactivateForm(forms.Form):
     reason = forms.CharField(max_length=500, required=False)
+
+
+class ReassignForm(forms.Form):
+    """Whom a person's open work goes to: an active annotator other than the person."""
+
+    to = forms.ModelChoiceField(assignment_selectors.annotators(), label="Reassign all open assignments to")
+
+    def __init__(self, *args, person, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["to"].queryset = self.fields["to"].queryset.exclude(pk=person.pk)
+        self.fields["to"].label_from_instance = lambda u: u.get_username()

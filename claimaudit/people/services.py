@@ -1,5 +1,6 @@
 """Writes on the team: create a person, give and take roles, deactivate and reactivate, issue a
-one-time set-password link. Every change leaves a HistoryEvent of kind "person" (no audit)."""
+one-time set-password link, hand a person's open work to someone else. Every change leaves a HistoryEvent of
+kind "person" (no audit)."""
 
 import logging
 from smtplib import SMTPException
@@ -8,12 +9,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.contrib.auth.tokens import default_token_generator
+from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import transaction
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from annotations.assignments.services import assignment_reassign
 from annotations.models import Assignment
 from audit import history, roles
 
@@ -78,7 +81,42 @@ def person_deactivate(user, *, by, reason=""):
             get_user_model().objects.filter(pk=user.pk).update(is_active=False)
             user.is_active = False
             _record("deactivated", by=by, person=user, old={"active": True}, new={"active": False}, reason=reason)
+    return open_assignments(user)
+
+
+def open_assignments(user):
+    """The person's assignments not submitted yet (in any audit)."""
     return Assignment.objects.filter(annotator=user).exclude(status=Assignment.Status.SUBMITTED)
+
+
+def person_work_reassign(user, to, *, by):
+    """Move every open assignment of `user` that is not started to `to`, each through the assignments' own
+    rule (never to the other annotator of the same answer, never in a closed audit; each leaves its audit's
+    trail row). Returns (moved, kept): kept is [(assignment, why)] of those that stay with `user`; a started
+    one always stays, its labels with it."""
+    if to.pk == user.pk:
+        raise Refused(f"{user.username} already holds these assignments.")
+    moved, kept = 0, []
+    with transaction.atomic():
+        for a in open_assignments(user).select_related("audit_answer__audit").order_by("pk"):
+            why = _reassign_one(a, to, by)
+            if why:
+                kept.append((a, why))
+            else:
+                moved += 1
+        _record("work_reassigned", by=by, person=user, new={"to": to.username, "moved": moved, "kept": len(kept)})
+    return moved, kept
+
+
+def _reassign_one(assignment, to, by):
+    """None when moved, else why not."""
+    if assignment.status != Assignment.Status.ASSIGNED:
+        return "started: its labels stay with it"
+    try:
+        assignment_reassign(assignment, to, user=by)
+    except ValidationError as e:
+        return " ".join(e.messages)
+    return None
 
 
 def person_reactivate(user, *, by):

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from audit import history
 from audit.roles import lead_required
 from claimaudit.people import selectors, services
-from claimaudit.people.forms import DeactivateForm, PersonForm, RolesForm
+from claimaudit.people.forms import DeactivateForm, PersonForm, ReassignForm, RolesForm
 
 
 @lead_required
@@ -41,11 +41,29 @@ def _person_or_404(user_id):
 
 
 @lead_required
-def person(request, user_id, *, form=None, status=200):
+def person(request, user_id, *, form=None, reassign_form=None, status=200):
     user, open_assignments, events = _person_or_404(user_id)
-    form = form or RolesForm(initial={"roles": services.short_roles(user)})
-    ctx = {"person": user, "open_assignments": open_assignments, "events": events, "form": form}
+    roles_now = services.short_roles(user)
+    ctx = {
+        "person": user,
+        "open_assignments": open_assignments,
+        "events": events,
+        "form": form or RolesForm(initial={"roles": roles_now}),
+        "reassign_form": reassign_form or ReassignForm(person=user),
+        "labels": user.is_active and "annotator" in roles_now,  # may still label their open assignments
+    }
     return render(request, "people/person.html", ctx, status=status)
+
+
+def _open_work_warning(request, user, why):
+    """After a change that leaves the person unable to label: how much open work waits for someone else."""
+    n = services.open_assignments(user).count()
+    if n:
+        messages.warning(
+            request,
+            f"{user.username} {why} but still holds {n} open assignment{'s' if n != 1 else ''}, which nobody "
+            "labels now: reassign them below, under Open assignments.",
+        )
 
 
 @require_POST
@@ -55,11 +73,18 @@ def person_roles(request, user_id):
     form = RolesForm(request.POST)
     if not form.is_valid():
         return person(request, user_id, form=form, status=400)
+    was_annotator = "annotator" in services.short_roles(user)
     try:
         if services.person_roles_set(user, form.cleaned_data["roles"], by=request.user):
             messages.success(request, f"Roles of {user.username}: {', '.join(form.cleaned_data['roles']) or 'none'}.")
+            if was_annotator and "annotator" not in form.cleaned_data["roles"]:
+                _open_work_warning(request, user, "no longer has the annotator role")
     except services.Refused as e:
         messages.error(request, str(e))
+    return _back_to(user)
+
+
+def _back_to(user):
     return redirect("person", user.pk)
 
 
@@ -74,13 +99,35 @@ def person_active(request, user_id):
     try:
         if request.POST.get("active") == "0":
             services.person_deactivate(user, by=request.user, reason=form.cleaned_data["reason"])
-            messages.success(request, f"{user.username} is deactivated; their labels stay. Reassign their open work.")
+            messages.success(request, f"{user.username} is deactivated; their labels stay.")
+            _open_work_warning(request, user, "is deactivated")
         else:
             services.person_reactivate(user, by=request.user)
             messages.success(request, f"{user.username} can log in again.")
     except services.Refused as e:
         messages.error(request, str(e))
-    return redirect("person", user.pk)
+    return _back_to(user)
+
+
+@require_POST
+@lead_required
+def person_reassign(request, user_id):
+    """Hand every unstarted open assignment of the person to one annotator."""
+    user = _person_or_404(user_id)[0]
+    form = ReassignForm(request.POST, person=user)
+    if not form.is_valid():
+        return person(request, user_id, reassign_form=form, status=400)
+    to = form.cleaned_data["to"]
+    try:
+        moved, kept = services.person_work_reassign(user, to, by=request.user)
+    except services.Refused as e:
+        messages.error(request, str(e))
+        return _back_to(user)
+    messages.success(request, f"{moved} open assignment{'s' if moved != 1 else ''} of {user.username} moved to {to}.")
+    if kept:
+        reasons = "; ".join(sorted({why for _, why in kept}))
+        messages.warning(request, f"{len(kept)} stay with {user.username} ({reasons}).")
+    return _back_to(user)
 
 
 @require_POST
