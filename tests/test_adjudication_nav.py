@@ -50,7 +50,7 @@ class AnswerNavigationTests(TestCase):
         self.settle(3)
         body = self.page(1)
         self.assertIsNone(self.link(body, "next"))  # nothing later is open: no wrap round to answer 0
-        self.assertIn("This is the last answer with open disputes; 1 earlier answer has some left", body)
+        self.assertIn("No later answer has open disputes; 1 earlier answer has some left", body)
         self.settle(0)
         body = self.page(3)
         self.assertIsNone(self.link(body, "next"))

@@ -68,7 +68,7 @@ def test_it_says_so_past_the_last_dispute_instead_of_wrapping(live_server, page,
     page.wait_for_selector(".claim-block.current")
     page.keyboard.press("]")
     status = page.locator("[data-evidence-status]")
-    assert "This is the last answer with open disputes; 1 earlier answer has some left" in status.inner_text()
+    assert "No later answer has open disputes; 1 earlier answer has some left" in status.inner_text()
     assert page.url.endswith(f"/answers/{items[1].id}/")  # stayed: no wrap round to the first answer
     page.keyboard.press("[")
     page.wait_for_url(f"**/answers/{items[0].id}/")
@@ -92,6 +92,6 @@ def test_it_takes_one_annotators_labels_for_all_remaining_claims_with_a_reason(
     assert HistoryEvent.objects.filter(kind="gold", action="adjudicated").count() == 2
     page.fill(".take-all input[name=reason]", "again")  # nothing left: said so, nothing changed
     page.click(".take-all button")
-    page.wait_for_selector("text=Nothing taken: No disputed claim of this answer is left without adjudicated gold.")
+    page.wait_for_selector("text=Nothing taken: No disputed claim of this answer is left to take")
     assert HistoryEvent.objects.filter(kind="gold", action="adjudicated").count() == 2
     assert page.js_errors == []

@@ -8,7 +8,7 @@ from django.db import connection
 from django.test import TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from annotations.adjudication import export, rules, services
+from annotations.adjudication import export, rules, selectors, services
 from annotations.assignments.services import audit_assign
 from annotations.models import Assignment, GoldLabel, Label
 from audit.models import AuditAnswer, Claim, HistoryEvent, Verdict
@@ -141,6 +141,30 @@ class QueueFilterTests(TestCase):
         by_id = self.client.get("/adjudicate/", {"q": second.answer.external_id}).content.decode()
         assert f"/answers/{second.id}/?claim=" in by_id and f"/answers/{first.id}/?claim=" not in by_id
         assert "No disputed claim matches" in self.client.get("/adjudicate/", {"q": "zzz"}).content.decode()
+
+    def test_it_counts_a_gold_marked_for_recheck_as_open_in_the_filter_and_for_take_all(self):
+        a, b, adj = make_user("a", "annotator"), make_user("b", "annotator"), make_user("adj", "adjudicator")
+        audit = make_labelled_audit(a, b, n_answers=1)
+        make_gold(audit)
+        item = AuditAnswer.objects.get(audit=audit)
+        claim = Claim.objects.get(answer=item.answer, position=0)
+        services.gold_adjudicate(audit, claim, user=adj, verdict="supported", reason="A", expected_version=0)
+        GoldLabel.objects.filter(audit=audit, claim=claim).update(recheck=True)  # a label changed after a reopen
+        self.client.force_login(adj)
+        open_ = self.client.get("/adjudicate/", {"status": "open"}).content.decode()
+        assert f"/answers/{item.id}/?claim={claim.id}" in open_
+        r = self.client.post(f"/adjudicate/{audit.id}/answers/{item.id}/take-all/", {"slot": "b", "reason": "B right"})
+        assert r.status_code in (200, 302), r.content[:300]
+        gold = GoldLabel.objects.get(audit=audit, claim=claim)
+        assert (gold.recheck, gold.reason) == (False, "B right")
+
+    def test_it_narrows_the_judge_error_review_to_the_search_text(self):
+        def row(text, external_id):
+            return {"claim": {"text": text}, "external_id": external_id, "gold": None}
+
+        entry = {"answers": {}, "judge_review": [row("The PSA test measures", "r-1"), row("Blood is red", "r-2")]}
+        [narrowed] = selectors.filter_queue([entry], "", "psa")
+        assert [r["external_id"] for r in narrowed["judge_review"]] == ["r-1"]
 
 
 class ExportNotesTests(TestCase):

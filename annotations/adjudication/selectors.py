@@ -118,22 +118,27 @@ def adjudication_queue(user):
 
 
 def filter_queue(entries, status="", q=""):
-    """The queue's disputed claims narrowed to a status ("open": no gold yet, "resolved") and to claims whose
-    text or answer id contains q (case-insensitive); counts stay those of the whole audit."""
+    """The queue's disputed claims narrowed to a status ("open": no gold yet, or gold marked for re-check;
+    "resolved") and to claims whose text or answer id contains q (case-insensitive), the judge-error review
+    to q as well; counts stay those of the whole audit."""
     q = q.casefold()
+
+    def matches(r):
+        return q in r["claim"]["text"].casefold() or q in r["external_id"].casefold()
+
     for entry in entries:
         kept = {}
         for item_id, rows in entry["answers"].items():
-            rows = [
-                r
-                for r in rows
-                if (not status or (r["gold"] is None) == (status == "open"))
-                and (q in r["claim"]["text"].casefold() or q in r["external_id"].casefold())
-            ]
+            rows = [r for r in rows if (not status or _open(r["gold"]) == (status == "open")) and matches(r)]
             if rows:
                 kept[item_id] = rows
         entry["answers"], entry["filtered"] = kept, bool(status or q)
+        entry["judge_review"] = [r for r in entry["judge_review"] if matches(r)]
     return entries
+
+
+def _open(gold):
+    return gold is None or bool(gold["recheck"])
 
 
 def adjudication_neighbours(user, audit, item):

@@ -275,10 +275,12 @@ def gold_take_all(item, rows, slot, *, user, reason):
         if r["kind"] == "disputed"
         and r[slot]
         and r[slot].verdict
-        and not (r["gold"] and r["gold"].source == GoldLabel.Source.ADJUDICATED)
+        and not (r["gold"] and r["gold"].source == GoldLabel.Source.ADJUDICATED and not r["gold"].recheck)
     ]
     if not todo:
-        raise AdjudicationError("No disputed claim of this answer is left without adjudicated gold.")
+        raise AdjudicationError(
+            "No disputed claim of this answer is left to take: each has adjudicated gold, not marked for re-check."
+        )
     with transaction.atomic():
         for r in todo:
             label = r[slot]
