@@ -11,7 +11,7 @@ from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 
 from annotations.adjudication import export, services
-from annotations.models import Assignment
+from annotations.models import Assignment, GoldLabel
 from audit.models import AuditAnswer, Claim, JudgeVerdict
 from audit.selectors import plain_rows
 from tests.factories import make_gold, make_judge_version, make_labelled_audit, make_user
@@ -127,6 +127,7 @@ class ExportTests(TestCase):
                 "weight": 2.0,
                 "provisional": False,
                 "claim_meta": None,
+                "gold_status": "gold",
             },
         )
         self.assertEqual(
@@ -255,6 +256,76 @@ class ExportTests(TestCase):
             self.assertEqual(out.read_bytes(), export.export_bytes(self.audit, level="answer", fmt="jsonl"))
             call_command("export_gold", str(self.audit.id), "--names", "--output", str(out), stderr=io.StringIO())
             self.assertIn(b"ann1", out.read_bytes())
+
+
+def half_agreed(answer_index, position, slot):
+    """Claims 0 and 1 of every answer: both say supported; claims 2 and 3: B says unsupported (disputes)."""
+    return "unsupported" if position >= 2 and slot == "B" else "supported"
+
+
+class OpenGoldExportTests(TestCase):
+    """While disputes are open: 3 answers of 4 claims (claims 2 and 3 disputed); answer 0 submitted by both,
+    answer 1 by A only, answer 2 by nobody."""
+
+    def setUp(self):
+        self.ann1, self.ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
+        self.audit = make_labelled_audit(
+            self.ann1, self.ann2, n_answers=3, n_claims=4, name="open", verdicts=half_agreed
+        )
+        started = Assignment.Status.STARTED
+        Assignment.objects.filter(audit_answer__audit=self.audit, audit_answer__position=1, slot="B").update(
+            status=started
+        )
+        Assignment.objects.filter(audit_answer__audit=self.audit, audit_answer__position=2).update(status=started)
+        make_gold(self.audit)
+
+    def rows(self, level, fmt):
+        data = export.export_bytes(self.audit, level=level, fmt=fmt)
+        if fmt == "jsonl":
+            return parse_jsonl(data)
+        if fmt == "parquet":
+            return pq.read_table(io.BytesIO(data)).to_pylist()
+        return list(csv.DictReader(io.StringIO(data.decode())))
+
+    def test_it_leaves_the_ratio_of_an_answer_with_open_disputes_empty_and_counts_what_is_missing(self):
+        # answer 0: 2 supported gold claims, 2 open disputes: over its gold only the ratio would be 2/2 = 1.0
+        want = [
+            # gold_pass, faithfulness_ratio, no_gold, gold_complete, open_disputes, awaiting_labels, gold_recheck
+            (None, None, 2, False, 2, 0, 0),
+            (None, None, 4, False, 0, 4, 0),
+            (None, None, 4, False, 0, 4, 0),
+        ]
+        keys = ["gold_pass", "faithfulness_ratio", "no_gold", "gold_complete", "open_disputes", "awaiting_labels"]
+        for fmt in ("jsonl", "parquet"):
+            got = [tuple(r[k] for k in [*keys, "gold_recheck"]) for r in self.rows("answer", fmt)]
+            self.assertEqual(got, want, fmt)
+        table = self.rows("answer", "csv")
+        self.assertEqual(
+            [(r["faithfulness_ratio"], r["gold_complete"], r["open_disputes"]) for r in table],
+            [("", "false", "2"), ("", "false", "0"), ("", "false", "0")],
+        )
+
+    def test_it_says_why_a_claim_has_no_gold(self):
+        want = ["gold", "gold", "open dispute", "open dispute"] + ["awaiting one label"] * 4 + ["no labels yet"] * 4
+        for fmt in export.FORMATS:
+            rows = self.rows("claim", fmt)
+            self.assertEqual([r["gold_status"] for r in rows], want, fmt)
+            self.assertEqual([r["gold_verdict"] or None for r in rows[:4]], ["supported", "supported", None, None])
+
+    def test_it_marks_gold_awaiting_a_recheck_and_computes_the_ratio_once_gold_is_complete(self):
+        adj = make_user("adj", "adjudicator")
+        claims = Claim.objects.filter(answer__audit_items__audit=self.audit, answer__audit_items__position=0)
+        disputed = list(claims.filter(position__gte=2).order_by("position"))
+        for claim, verdict in zip(disputed, ("supported", "unsupported"), strict=True):
+            services.gold_adjudicate(self.audit, claim, user=adj, verdict=verdict, reason="r", expected_version=0)
+        GoldLabel.objects.filter(audit=self.audit, claim=disputed[1]).update(recheck=True)
+        row = parse_jsonl(export.export_bytes(self.audit, level="answer", fmt="jsonl"))[0]
+        # 3 supported of 4 scored claims; the unsupported one fails the answer
+        got = [row[k] for k in ("gold_pass", "faithfulness_ratio", "no_gold", "gold_complete", "open_disputes")]
+        self.assertEqual(got, [False, 3 / 4, 0, True, 0])
+        self.assertEqual(row["gold_recheck"], 1)
+        statuses = [r["gold_status"] for r in parse_jsonl(export.export_bytes(self.audit, fmt="jsonl"))[:4]]
+        self.assertEqual(statuses, ["gold", "gold", "gold", "gold, re-check"])
 
 
 class ExportViewTests(TestCase):

@@ -63,6 +63,7 @@ CLAIM_COLUMNS = [
     ("weight", F),
     ("provisional", B),
     ("claim_meta", S),  # the imported claim's unknown fields, as JSON (sorted keys); empty when none
+    ("gold_status", S),  # GOLD_STATUSES: why gold_verdict is empty, or that the gold awaits a re-check
 ]
 ANSWER_COLUMNS = [
     ("audit", S),
@@ -81,14 +82,23 @@ ANSWER_COLUMNS = [
     ("unsupported", INT),
     ("non_assertive", INT),
     ("no_gold", INT),
-    ("faithfulness_ratio", F),
+    ("faithfulness_ratio", F),  # supported / scored, only when every claim has gold (gold_complete); else empty
     ("omission", B),
     ("annotator_a_note", S),
     ("annotator_b_note", S),
     ("provisional", B),
+    ("gold_complete", B),  # every claim of the answer has gold
+    ("open_disputes", INT),  # claims without gold that both annotators labelled: waiting for the adjudicator
+    ("awaiting_labels", INT),  # claims without gold whose answer is not labelled by both annotators yet
+    ("gold_recheck", INT),  # adjudicated gold whose labels changed since (counted as gold until decided again)
 ]
+# A claim's gold_status: its gold, or why it has none yet, from how many of the answer's two annotators submitted.
+GOLD, RECHECK = "gold", "gold, re-check"
+PENDING = {2: "open dispute", 1: "awaiting one label", 0: "no labels yet"}
+GOLD_STATUSES = (GOLD, RECHECK, *PENDING.values())
 FLAGS = Label.FLAGS
 NO_LABEL, NO_GOLD = (None,) * 4, (None,) * 6
+SUBMITTED = Assignment.Status.SUBMITTED
 
 
 def _meta_json(text):
@@ -135,8 +145,8 @@ def _parts(audit, names, every_claim=False):
         return who[user_id]
 
     gold = {
-        claim_id: (verdict, evidence, passage, source, named(adjudicator, username), reason)
-        for claim_id, verdict, evidence, passage, source, adjudicator, username, reason in plain_rows(
+        claim_id: (verdict, evidence, passage, source, named(adjudicator, username), reason, recheck)
+        for claim_id, verdict, evidence, passage, source, adjudicator, username, reason, recheck in plain_rows(
             GoldLabel.objects.filter(audit=audit).values_list(
                 "claim_id",
                 "verdict",
@@ -146,6 +156,7 @@ def _parts(audit, names, every_claim=False):
                 "adjudicator_id",
                 "adjudicator__username",
                 "reason",
+                "recheck",
             )
         )
     }
@@ -191,6 +202,19 @@ def _parts(audit, names, every_claim=False):
     return items, claims, gold, people, labels, judge
 
 
+def _submitted(people, item_id):
+    """How many of the answer's two annotators have submitted it."""
+    return sum(people.get((item_id, slot), {}).get("status") == SUBMITTED for slot in "AB")
+
+
+def gold_status(gold_row, submitted):
+    """A claim's gold_status: gold (or gold awaiting a re-check), or why it has none: an open dispute once both
+    annotators submitted (agreed claims become gold then), else one or both labels still missing."""
+    if gold_row is not None:
+        return RECHECK if gold_row[6] else GOLD
+    return PENDING[submitted]
+
+
 def claim_rows(audit, *, names=False):
     items, claims, gold, people, labels, judge = _parts(audit, names)
     provisional, out = not audit.is_closed, []
@@ -198,7 +222,7 @@ def claim_rows(audit, *, names=False):
         for c in claims.get(it["answer_id"], []):
             j = judge.get(c["id"], {})
             row = [audit.name, it["answer__external_id"], c["id"], c["position"], c["text"]]
-            row += gold.get(c["id"], NO_GOLD)  # verdict, evidence, passage, source, adjudicator, reason
+            row += gold.get(c["id"], NO_GOLD)[:6]  # verdict, evidence, passage, source, adjudicator, reason
             for slot in "AB":
                 who = people.get((it["id"], slot), {}).get("who")
                 row += [who, *labels.get((it["id"], slot, c["id"]), NO_LABEL)]  # verdict, evidence, flags, note
@@ -215,6 +239,7 @@ def claim_rows(audit, *, names=False):
                 c.get("weight", it["weight"]),
                 provisional,
                 _meta_json(c["meta"]),
+                gold_status(gold.get(c["id"]), _submitted(people, it["id"])),
             ]
             out.append(row)
     return out
@@ -228,6 +253,7 @@ def answer_rows(audit, *, names=False):
         counts = {v: verdicts.count(v) for v in Verdict.values}
         n_claims = len(claims.get(it["answer_id"], []))
         no_gold, bad = n_claims - len(verdicts), counts["unsupported"] + counts["contradicted"]
+        pending = _pending(audit, claims.get(it["answer_id"], []), gold, _submitted(people, it["id"]))
         scored = sum(counts[v] for v in SCORED_VERDICTS)
         # Undecided while a claim still lacks gold and none is bad yet; no scored claim at all passes.
         strict = False if bad else (None if no_gold else True)
@@ -252,14 +278,27 @@ def answer_rows(audit, *, names=False):
                 counts["unsupported"],
                 counts["non_assertive"],
                 no_gold,
-                counts["supported"] / scored if scored else None,
+                # Over the claims with gold only, a ratio would pass an incomplete answer off as a finished one.
+                counts["supported"] / scored if scored and not no_gold else None,
                 omission,
                 people.get((it["id"], "A"), {}).get("note"),
                 people.get((it["id"], "B"), {}).get("note"),
                 provisional,
+                not no_gold,
+                *pending,
             ]
         )
     return out
+
+
+def _pending(audit, claims, gold, submitted):
+    """(open disputes, claims awaiting labels, gold marked for re-check) of one answer's claims. A calibration
+    sample's answers also hold claims outside the sample (no "stratum" of their own): never labelled, never gold,
+    they count in no_gold only."""
+    sampled = [c for c in claims if not audit.is_calibration or "stratum" in c]
+    statuses = [gold_status(gold.get(c["id"]), submitted) for c in sampled]
+    waiting = statuses.count(PENDING[1]) + statuses.count(PENDING[0])
+    return statuses.count(PENDING[2]), waiting, statuses.count(RECHECK)
 
 
 # A spreadsheet runs a cell as a formula when it starts with = + - @ (also after leading whitespace, and in
