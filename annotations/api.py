@@ -137,8 +137,9 @@ def audit_gold(
 def guardrail_get(
     request, baseline: str, candidate: str, judge_version: str, policy: Literal["strict", "lenient"] = "strict"
 ):
-    """baseline / candidate: a dataset name, or DATASET:meta.FIELD=VALUE; judge_version: an id, a definition
-    name (its current version) or a content-hash prefix. The same check as `manage.py guardrail`."""
+    """baseline / candidate: a dataset name, or DATASET:meta.FIELD=VALUE; judge_version: an id, NAME@HASH as the
+    gold export writes it (a hash prefix of 6 or more characters), a definition name (its current version) or a
+    content-hash prefix. The same check as `manage.py guardrail`."""
     need(request)
     version = version_lookup(judge_version)
     if version is None:

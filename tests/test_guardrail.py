@@ -1,18 +1,22 @@
 """The guardrail check: a case that blocks, one that does not, a small-count case on the permutation test,
 matching on shared questions, the command's exit status and the page. Expected values from first principles."""
 
+import csv
+import io
 import math
 
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from annotations.adjudication import export
 from annotations.lab.guardrail import GuardrailError, guardrail_check
 from audit.judge.definitions import current_version, definitions_seed
 from audit.models import Answer, AnswerVerdict, JudgeLevel
 from claimaudit.services import api_token_create
 from tests.factories import make_dataset, make_judge_version, make_user
 from tests.judge_helpers import fake_server, make_judged_answer
+from tests.lab_helpers import build_gold_set
 
 pytestmark = pytest.mark.django_db
 
@@ -138,7 +142,7 @@ def test_it_names_versions_by_definition_for_the_commands(capsys):
     with fake_server() as fake:
         for name in ("v1", "v2"):
             call_command("judge", "--dataset", name, "--judge-version", "answer_faithfulness", "--no-progress")
-    assert len(fake.message_calls("rubric")) == 2 and "answer_faithfulness v1" in capsys.readouterr().out
+    assert len(fake.message_calls("rubric")) == 2 and "answer_faithfulness-v1" in capsys.readouterr().out
     assert dict(AnswerVerdict.objects.values_list("answer__dataset__name", "score")) == {"v1": 1, "v2": 0}
     call_command("guardrail", "--baseline", "v1", "--candidate", "v2", "--judge-version", "answer_faithfulness")
     out = capsys.readouterr().out  # 1 of 1 against 0 of 1: the exact permutation test cannot reach 0.05
@@ -174,3 +178,25 @@ def test_it_groups_by_a_nested_metadata_path_and_refuses_a_bad_one(version):
     with pytest.raises(GuardrailError) as e:
         guardrail_check("runs:meta.run..pipeline=v1", "runs", version)
     assert e.value.field == "baseline" and "not a metadata field or path" in str(e.value)
+
+
+def test_it_takes_the_judge_version_as_the_gold_export_writes_it(client):
+    lead, adj = make_user("lead", "lead"), make_user("adj", "adjudicator")
+    audit, versions, claims, answers = build_gold_set(make_user("a1", "annotator"), make_user("a2", "annotator"), adj)
+    rows = list(csv.DictReader(io.StringIO(export.export_bytes(audit, level="claim", fmt="csv").decode())))
+    written = {r["judge_version"] for r in rows}
+    assert len(written) == 1
+    (ref,) = written
+    version = next(v for v in versions.values() if ref.startswith(f"{v.name}@"))
+    assert ref == f"{version.name}@{version.content_hash[:12]}"  # the export's own form, read back from the file
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {api_token_create(lead, 'ci')[1]}"}
+    name = audit.dataset.name
+    q = {"baseline": name, "candidate": name}
+    r = client.get("/api/v1/guardrail", {**q, "judge_version": ref}, **auth)
+    assert r.status_code == 200 and r.json()["baseline"]["n"] == 3
+    for wrong in (f"other-name@{version.content_hash[:12]}", f"{version.name}@ffffffffffff", f"{version.name}@"):
+        bad = client.get("/api/v1/guardrail", {**q, "judge_version": wrong}, **auth)
+        assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "judge_version", wrong
+    client.force_login(lead)
+    page = client.get(f"/judge/versions/{version.pk}/").content.decode()
+    assert f'<code id="version-ref">{ref}</code>' in page

@@ -42,6 +42,9 @@ def test_it_mints_a_version_from_the_edit_page_and_shows_its_diff(lead_client):
     r = lead_client.post(f"/judge/definitions/{answer.pk}/", form(first, rubric_system=text))
     new = current_version(answer)
     assert r.status_code == 302 and r["Location"] == f"/judge/versions/{new.pk}/" and new != first
+    # One naming scheme: <definition>-v<n>, as the first claim prompts' claim-judge-v1.
+    assert first.name.startswith("answer_faithfulness-v1 ") and new.name.startswith("answer_faithfulness-v2 ")
+    assert current_version(definitions_seed()[0]).name.startswith("claim-judge-v1 ")
     page = lead_client.get(r["Location"]).content.decode()
     assert (
         "+You are given the user question, the retrieved context (the passages below) and the answer "

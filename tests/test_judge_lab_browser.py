@@ -39,7 +39,7 @@ def test_it_edits_the_rubric_runs_the_new_version_on_gold_and_compares(live_serv
         box.fill(box.input_value().replace("the answer.", EDIT, 1))
         page.click("text=Save as a new version")
         page.locator("#diff").wait_for()
-        assert "answer_faithfulness v2" in page.locator("#version-name").inner_text()
+        assert "answer_faithfulness-v2" in page.locator("#version-name").inner_text()
         assert (
             f"+You are given the user question, the retrieved context (the passages below) and {EDIT}"
             in page.locator("#diff").inner_text()

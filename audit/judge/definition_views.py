@@ -48,6 +48,7 @@ def version_detail(request, version_id):
     version = _get(JudgeVersion.objects.select_related("definition", "previous", "edit__user"), version_id)
     texts = [(f, version.spec.get(f, "")) for f in definitions.EDITABLE.get(version.level, ())]
     ctx = {"version": version, "texts": texts, "diff": definitions.version_diff(version)}
+    ctx["ref"] = definitions.version_ref(version)
     return render(request, "judge/version.html", ctx)
 
 

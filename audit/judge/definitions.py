@@ -12,6 +12,9 @@ from audit.models import JudgeDefinition, JudgeEdit, JudgeLevel, JudgeVersion
 from audit.validation import row_id
 
 CLAIM_NAME = "claim-judge"
+# The characters of the content hash in a version's reference NAME@HASH, the form the gold export writes.
+REF_HASH_CHARS = 12
+MIN_HASH_PREFIX = 6
 # The texts a lead may edit, per level, besides model and effort.
 EDITABLE = {JudgeLevel.CLAIM: ("decompose_system", "verify_system"), JudgeLevel.ANSWER: ("rubric_system",)}
 EFFORTS = ("low", "medium", "high")
@@ -64,13 +67,24 @@ def _version_fields(definition, spec, previous, number):
     return {
         "kind": JudgeVersion.Kind.ANTHROPIC,
         "level": definition.level,
-        "name": f"{definition.name} v{number} {spec['model']} effort={spec['effort']}",
+        "name": f"{version_name(definition.name, number)} {spec['model']} effort={spec['effort']}",
         "model": spec["model"],
         "effort": spec["effort"],
         "spec": spec,
         "definition": definition,
         "previous": previous,
     }
+
+
+def version_name(definition_name, number):
+    """The name of a definition's n-th version: claim-judge-v2, like the first claim prompts' claim-judge-v1."""
+    return f"{definition_name}-v{number}"
+
+
+def version_ref(version):
+    """NAME@HASH (the hash's first REF_HASH_CHARS): how the gold export names a verdict's version, and a form
+    version_lookup accepts."""
+    return f"{version.name}@{version.content_hash[:REF_HASH_CHARS]}"
 
 
 def current_version(definition):
@@ -144,12 +158,22 @@ def spec_diff(old_spec, new_spec, level):
 
 
 def version_lookup(text):
-    """A judge version named by its id, a definition's name (its current version) or a content-hash prefix
-    of at least 6 characters; None when nothing matches."""
+    """A judge version named by its id, its reference NAME@HASH-PREFIX (version_ref: the gold export's form), a
+    definition's name (its current version) or a content-hash prefix of at least MIN_HASH_PREFIX characters;
+    None when nothing matches."""
     text = (text or "").strip()
     if (pk := row_id(text)) and (version := JudgeVersion.objects.filter(pk=pk).first()):
         return version
+    name, at, prefix = text.rpartition("@")
+    if at:
+        return _by_hash(prefix, name=name)
     definition = JudgeDefinition.objects.filter(name=text).first()
     if definition is not None:
         return current_version(definition)
-    return JudgeVersion.objects.filter(content_hash__startswith=text).first() if len(text) >= 6 else None
+    return _by_hash(text)
+
+
+def _by_hash(prefix, **fields):
+    if len(prefix) < MIN_HASH_PREFIX:
+        return None
+    return JudgeVersion.objects.filter(content_hash__startswith=prefix, **fields).first()

@@ -18,7 +18,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--judge-version",
             required=True,
-            help="a version id, a definition name (its current version) or a content-hash prefix",
+            help="a version id, NAME@HASH as the gold export writes it, a definition name (its current version) "
+            "or a content-hash prefix",
         )
         parser.add_argument("--policy", choices=["strict", "lenient"], default="strict")
         parser.add_argument("--alpha", type=float, default=ALPHA)

@@ -26,7 +26,9 @@ class Command(BaseCommand):
         target.add_argument("--resume", type=int, metavar="RUN_ID", help="finish a stopped or killed run")
         parser.add_argument("--backend", choices=["anthropic", "offline"], default="anthropic")
         parser.add_argument(
-            "--judge-version", help="a judge version (id, definition name or hash prefix); its kind sets the backend"
+            "--judge-version",
+            help="a judge version (id, NAME@HASH as the gold export writes it, definition name or hash prefix); "
+            "its kind sets the backend",
         )
         parser.add_argument("--batch", action="store_true", help="use the Message Batches API (about half price)")
         parser.add_argument("--budget-usd", type=float, help="stop before spending more than this many dollars")
