@@ -5,6 +5,8 @@ the one a first line `sep=;` names (Excel's own hint, which it writes and reads 
 The header is checked against the format's required columns (formats.csv_columns); a cell of a JSON column
 holds JSON or a Python list of strings (how pandas writes a list column), a `|`-joined list of DeepEval's
 save_as is split by formats.to_native. A quoted cell may span lines: a record's line is where it starts.
+A column without a name is left out: pandas' `to_csv()` writes the frame's index first under an empty header
+(read back by pandas as `Unnamed: 0`, and written again under that name), which is no field of the answer.
 
 `csv_file(stream, lim, fmt, mapping, adapter)` yields (line, record_or_None, errors); adapter(fmt, mapping,
 lim) makes the `adapt` of the format the header shows (see read.adapter).
@@ -21,6 +23,7 @@ from audit.ingest.parse import RecordError
 from audit.ingest.read_json import no_constant
 
 SEP_HINT = re.compile(r'^"?sep=([,;\t|])"?\r?\n?$')
+UNNAMED = re.compile(r"Unnamed: \d+")  # pandas' name for a column read under an empty header
 
 
 # Excel's plain "CSV (Comma delimited)" writes the machine's legacy code page (Windows-1252, Mac Roman).
@@ -58,6 +61,8 @@ def csv_file(stream, lim, fmt, mapping, adapter):
             return
         reader = csv.reader(itertools.chain([first], lines), delimiter=hint[1] if hint else _delimiter(first))
         header, at = next(reader, None), counter[0]  # the header's line
+        width, keep = len(header), _named(header, mapping)
+        header = [header[i] for i in keep]
         fmt, required, json_cols = formats.csv_columns(fmt, mapping, header)
         joined = formats.JOINED.get(fmt, ())
         adapt = adapter(fmt, mapping, lim)
@@ -76,15 +81,23 @@ def csv_file(stream, lim, fmt, mapping, adapter):
                 return
             if not any(row):
                 continue
-            if len(row) != len(header):
-                yield line, None, [RecordError(line, "", f"{len(row)} cells, the header has {len(header)}")]
+            if len(row) != width:
+                yield line, None, [RecordError(line, "", f"{len(row)} cells, the header has {width}")]
                 continue
+            row = [row[i] for i in keep]
             obj, errors = _csv_object(dict(zip(header, row, strict=True)), line, json_cols, required, joined)
             yield (line, None, errors) if errors else (line, *adapt(obj, line))
     except _StopLine as stop:
         yield stop.error.line, None, [stop.error]
     except csv.Error as e:
         yield counter[0], None, [RecordError(counter[0], "", f"malformed CSV: {e}")]
+
+
+def _named(header, mapping):
+    """The indexes of the columns to read: all but those without a name (empty, or pandas' `Unnamed: N`),
+    unless the field mapping names one."""
+    mapped = set((mapping or {}).values())
+    return [i for i, c in enumerate(header) if (c.strip() and not UNNAMED.fullmatch(c.strip())) or c in mapped]
 
 
 def _cell_json(value):

@@ -41,7 +41,7 @@ def import_page(request):
         status = 400 if not batch or batch.status == batch.Status.FAILED else 202 if batch.is_active else 200
         if status != 400:  # a fresh form, pointing at the dataset just filled
             form = ImportForm(initial={"dataset": batch.dataset_name, "judge_name": d["judge_name"]})
-    return _page(request, form, batch, too_big, status)
+    return _page(request, form, batch, too_big, status, choose_again=status in (400, 413))
 
 
 @lead_required
@@ -61,8 +61,11 @@ def import_batch(request, batch_id):
     return _page(request, ImportForm(initial={"dataset": batch.dataset_name}), batch, None, 200)
 
 
-def _page(request, form, batch, too_big, status):
+def _page(request, form, batch, too_big, status, *, choose_again=False):
+    """choose_again: the upload was refused and the form comes back, its file field empty (no browser keeps
+    a file input's value across a response): say so next to the field."""
     ctx = {
+        "choose_again": choose_again,
         "form": form,
         "batch": batch,
         "too_big": too_big,

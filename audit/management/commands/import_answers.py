@@ -72,7 +72,7 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Imported {batch.file_name} into dataset {dataset!r}: {batch.created:,} created, {batch.updated:,} "
-                f"updated, {batch.unchanged:,} unchanged ({batch.lines:,} lines, {seconds:.1f} s)."
+                f"updated, {batch.unchanged:,} unchanged ({batch.records_done:,} records read, {seconds:.1f} s)."
             )
         )
 
