@@ -27,6 +27,7 @@ from audit.judge.tasks import judge_run_enqueue
 from audit.models import Audit, Dataset, JudgeRun
 from audit.sampling import services as sampling
 from audit.sampling.forms import AuditForm
+from audit.sampling.population import StrataError
 from audit.selectors import dataset_counts
 from audit.validation import json_problem
 
@@ -294,9 +295,13 @@ class StratumOut(Schema):
 
 
 class DesignOut(Schema):
+    """notes: what the design does that the inputs did not say (a size above the population, a minimum per
+    stratum that cannot be met, strata left without a sample), each naming its field."""
+
     population_size: int
     sample_size: int
     design: list[StratumOut]
+    notes: list[FieldError] = []
 
 
 class AuditOut(Schema):
@@ -308,6 +313,7 @@ class AuditOut(Schema):
     seed: int
     created_at: datetime
     design: list[StratumOut]
+    notes: list[FieldError] = Field([], alias="design_notes")
 
     @staticmethod
     def resolve_dataset(audit):
@@ -328,8 +334,19 @@ def _form(payload):
         data["exclude_audited"] = "on"
     form = AuditForm(data)
     if not form.is_valid():
-        raise BadRequest("the audit design is not valid", form_errors(form))
+        errors = form_errors(form)
+        if dataset is None and p["dataset"]:  # the form only knows that no dataset was chosen
+            missing = f"no dataset named {p['dataset']!r} exists"
+            errors = [e if e["field"] != "dataset" else {"field": "dataset", "message": missing} for e in errors]
+        raise BadRequest("the audit design is not valid", errors)
     return form
+
+
+def _service_errors(exc):
+    """A preview or draw refusal as field errors: a ValidationError's fields, a stratification key's."""
+    if isinstance(exc, ValidationError) and hasattr(exc, "error_dict"):
+        return [{"field": f, "message": " ".join(m)} for f, m in exc.message_dict.items()]
+    return [{"field": "strata", "message": str(exc)}] if isinstance(exc, StrataError) else []
 
 
 @router.post(
@@ -350,5 +367,5 @@ def audit_start(request, payload: AuditIn):
             name=form.cleaned_data["name"], seed=form.cleaned_data["seed"], user=request.auth, **form.service_kwargs()
         )
     except (ValueError, ValidationError) as e:
-        raise BadRequest(" ".join(getattr(e, "messages", [str(e)]))) from None
+        raise BadRequest(" ".join(getattr(e, "messages", [str(e)])), _service_errors(e)) from None
     return Status(201, audit)

@@ -90,7 +90,7 @@ class CreatePageTests(TestCase):
 
     def test_it_requires_a_name_to_create(self):
         r = self.client.post("/audits/new/", self.form(name=""))
-        self.assertContains(r, "A name is required")
+        self.assertContains(r, "A name is required", status_code=400)
         assert not Audit.objects.exists()
 
     def test_it_renders_the_form(self):

@@ -4,6 +4,7 @@ probabilities and weights, annotators labelling only the sampled claims, and wei
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
 from annotations.adjudication.export import export_bytes
@@ -11,7 +12,7 @@ from annotations.assignments.services import audit_assign
 from annotations.lab.calibration import calibration_figures, calibration_report
 from annotations.models import GoldLabel
 from annotations.report.selectors import audit_frames
-from audit.models import Audit, AuditAnswer, AuditClaim, Claim, JudgeVerdict
+from audit.models import Answer, Audit, AuditAnswer, AuditClaim, Claim, JudgeVerdict
 from audit.sampling.calibration import allocate_equal, calibration_audit_create
 from tests.factories import make_answer, make_dataset, make_judge_version, make_user
 
@@ -72,8 +73,13 @@ def test_it_draws_reproducibly_from_its_seed_with_inclusion_probabilities(judged
             assert JudgeVerdict.objects.get(claim_id=r.claim_id).verdict == stratum
     answers = set(AuditAnswer.objects.filter(audit=a).values_list("answer_id", flat=True))
     assert answers == set(Claim.objects.filter(id__in=picked["cal-1"]).values_list("answer_id", flat=True))
-    assert a.design == [{"stratum": C, "population": 3, "sample": 3}, {"stratum": S, "population": 30, "sample": 5},
-                        {"stratum": U, "population": 6, "sample": 4}]  # fmt: skip
+    # The design table carries each stratum's n_h / N_h and N_h / n_h, as an audit of answers does.
+    assert a.design == [
+        {"stratum": C, "population": 3, "sample": 3, "inclusion_probability": 1.0, "weight": 1.0},
+        {"stratum": S, "population": 30, "sample": 5, "inclusion_probability": 5 / 30, "weight": 6.0},
+        {"stratum": U, "population": 6, "sample": 4, "inclusion_probability": 4 / 6, "weight": 1.5},
+    ]
+    assert a.allocation == "equal"
 
 
 def test_it_has_annotators_label_only_the_sampled_claims(client, judged):
@@ -201,9 +207,69 @@ def test_it_leaves_each_answer_undecided_in_the_answer_export_of_a_calibration_a
 
 def test_it_takes_no_stratum_of_a_calibration_design_as_an_answer_filter(client, judged):
     ds, version, claims = judged
-    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=2, seed=7)
-    empty = next(r["stratum"] for r in audit.design if not r["sample"])  # three verdict strata, two claims drawn
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=3, seed=7)
+    empty = audit.design[0]["stratum"]  # a claim stratum: the answers of a calibration sample are in "calibration"
     client.force_login(make_user("lead", "lead"))
     assert client.get(f"/reports/{audit.id}/answers/", {"stratum": "calibration"}).status_code == 200
     r = client.get(f"/reports/{audit.id}/answers/", {"stratum": empty})  # a claim stratum: no answer is in it
     assert r.status_code == 400 and "stratum=" in r.content.decode()
+
+
+def test_it_shows_a_calibration_samples_probabilities_weights_units_and_design(client, judged):
+    """Equal allocation of 6 over 3 verdict strata: 2 each, so n_h / N_h is 2/30, 2/6, 2/3 and N_h / n_h is 15,
+    3, 1.5; the header counts claims (6, from 39 judged claims), the answers they are on, and equal allocation."""
+    ds, version, claims = judged
+    client.force_login(make_user("lead", "lead"))
+    data = {"name": "cal-shown", "dataset": ds.pk, "judge_version": version.pk, "size": 6, "seed": 3}
+    page = client.get(client.post("/audits/new/calibration/", data)["Location"]).content.decode()
+    for probability, weight in ((2 / 30, 30 / 2), (2 / 6, 6 / 2), (2 / 3, 3 / 2)):
+        assert f'<td class="num">{probability:.4f}</td><td class="num">{weight:.2f}</td>' in page
+    audit = Audit.objects.get(name="cal-shown")
+    on = len(set(Claim.objects.filter(calibration_items__audit=audit).values_list("answer_id", flat=True)))
+    header = " ".join(page[page.index('<p class="muted">6 claims') :].split("</p>")[0].split())
+    assert header.startswith(f'<p class="muted">6 claims (on {on} answers) sampled from the 39 claims of {ds.name}')
+    assert "equal numbers per stratum" in header and "proportional" not in header
+    # A sample saved before its design rows kept their probabilities shows them from its counts.
+    Audit.objects.filter(pk=audit.pk).update(
+        design=[{k: r[k] for k in ("stratum", "population", "sample")} for r in audit.design]
+    )
+    page = client.get(f"/audits/{audit.pk}/").content.decode()
+    assert f'<td class="num">{2 / 30:.4f}</td><td class="num">{15:.2f}</td>' in page
+
+
+def test_it_refuses_a_calibration_sample_of_a_version_without_verdicts_on_the_dataset(client, judged):
+    ds, version, claims = judged
+    other = make_judge_version("never-ran", kind="anthropic", content_hash="n" * 64)
+    client.force_login(make_user("lead", "lead"))
+    data = {"name": "cal-empty", "dataset": ds.pk, "judge_version": other.pk, "size": 30, "meta_field": "model"}
+    r = client.post("/audits/new/calibration/", data)
+    assert r.status_code == 400 and not Audit.objects.filter(name="cal-empty").exists()
+    assert r.context["form"].errors["judge_version"] == [
+        f"{other.label} has no verdicts on the claims of {ds.name}: judge the dataset with this version first, "
+        "or choose a version that judged it"
+    ]
+    page = r.content.decode()
+    assert 'value="cal-empty"' in page and 'value="model"' in page  # what was typed is kept
+    with pytest.raises(ValidationError) as exc:
+        calibration_audit_create(name="cal-empty", dataset=ds, version=other, size=30)
+    assert list(exc.value.message_dict) == ["judge_version"]
+
+
+def test_it_refuses_more_strata_than_claims_to_draw(judged):
+    """Verdict x a field unique per answer: 13 answers' claims fall in more strata than a size of 5 can reach;
+    equal allocation would give the first 5 strata by name one claim each and the rest none."""
+    ds, version, claims = judged
+    rid = {}
+    for c in claims:
+        rid.setdefault(c.answer_id, f"r{len(rid):02d}")
+    for answer_id, value in rid.items():
+        Answer.objects.filter(pk=answer_id).update(meta={"rid": value})
+    verdicts = dict(JudgeVerdict.objects.values_list("claim_id", "verdict"))
+    strata = len({(verdicts[c.pk], rid[c.answer_id]) for c in claims})
+    assert strata > 5
+    with pytest.raises(ValidationError) as exc:
+        calibration_audit_create(name="cal-wide", dataset=ds, version=version, size=5, meta_field="rid")
+    assert exc.value.message_dict == {
+        "size": [f"{strata} strata share 5 claims: raise the size to {strata} or stratify by fewer values"]
+    }
+    assert not Audit.objects.filter(name="cal-wide").exists()

@@ -154,3 +154,25 @@ def test_it_takes_the_week_from_the_name_when_the_audit_has_no_window(db):
     plan = like_plan(audit)
     assert plan["name"] == "RAGTruth-2026-W49" and "created_from" not in plan["kwargs"]["population_filter"]
     assert like_plan(audit, week="2027-W01")["name"] == "RAGTruth-2027-W01"
+
+
+def test_it_says_how_many_answers_it_draws_are_already_audited_when_the_source_has_no_window(
+    db, django_capture_on_commit_callbacks
+):
+    """A source without a date window: next week's population is the same answers, so the draw overlaps the
+    source. The preview's count is checked against the audit its seed then creates."""
+    ds = make_dataset("RAGTruth")
+    week_of_answers(ds, dt.date(2026, 11, 23), n=60)
+    lead = make_user("lead", "lead")
+    source = audit_create(name="demo-2026-W48", dataset=ds, strata_keys="meta.model", size=20, seed=1, user=lead)
+    audit_assign(source, [make_user(n, "annotator") for n in ("ann1", "ann2")], user=lead)
+    c = Client()
+    c.force_login(lead)
+    page = c.get(f"/audits/{source.pk}/like/?seed=5").content.decode()
+    with django_capture_on_commit_callbacks(execute=False):
+        c.post(f"/audits/{source.pk}/like/", {"seed": 5, "name": "RAGTruth-2026-W49"})
+    created = set(Audit.objects.get(name="RAGTruth-2026-W49").items.values_list("answer_id", flat=True))
+    again = len(created & set(sampled(source)))
+    assert 0 < again < 20 and len(created) == 20
+    assert f"Already audited: {again} of the 20 answers this seed draws are in demo-2026-W48." in page
+    assert "demo-2026-W48 has no date window, so the new audit draws from the same answers again" in page

@@ -15,6 +15,7 @@ from audit.guidelines.services import guidelines_inherit
 from audit.judge.services import judge_run_create
 from audit.judge.tasks import judge_run_enqueue
 from audit.models import Audit, JudgeRun
+from audit.sampling.selectors import drawn_overlap
 from audit.sampling.services import RANDOM_SEED_MAX, audit_create, audit_preview
 
 
@@ -36,7 +37,9 @@ def like_backend(source):
 
 
 def like_plan(source, *, week=None, name=None, seed=None):
-    """Everything the preview shows, nothing saved. seed: given to reproduce a draw, else a new random one."""
+    """Everything the preview shows, nothing saved. seed: given to reproduce a draw, else a new random one.
+    overlap: how many of the answers this seed draws are already in the source audit or any audit (a source
+    without a date window draws from the same answers again); windowless: the source has no date window."""
     if source.is_calibration:
         raise ValidationError(
             f"{source.name} is a calibration sample (claims drawn by the judge's verdict), not an audit of answers: "
@@ -51,7 +54,9 @@ def like_plan(source, *, week=None, name=None, seed=None):
         "annotators": like_annotators(source),
         "backend": like_backend(source),
     }
-    plan["preview"] = audit_preview(**design["kwargs"])
+    plan["preview"] = audit_preview(**design["kwargs"], seed=plan["seed"])  # ties ordered as the draw will
+    plan["overlap"] = drawn_overlap(source.dataset, plan["preview"], plan["seed"], source)
+    plan["windowless"] = not any(source.population_filter.get(k) for k in ("created_from", "created_to"))
     return plan
 
 

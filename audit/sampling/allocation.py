@@ -146,3 +146,53 @@ def resolve_fail_rates(labels, given=None, default_p=DEFAULT_FAIL_RATE):
                 best = (len(kparts), v)
         out[label] = best[1] if best else fallback
     return out
+
+
+def design_notes(labelled, sizes, size, min_per_stratum):
+    """What the design does that the inputs did not say, each as {field, message}: a size above the
+    population, a minimum per stratum the sample cannot give every stratum, strata left without a sample."""
+    total, notes = sum(N for _, N in labelled), []
+    strata = sum(1 for _, N in labelled if N)
+    if total and size > total:
+        notes.append(_note("size", f"size {size} is above the population's {total} answers: all {total} are taken"))
+    lower = sum(min(min_per_stratum, N) for _, N in labelled)
+    if min_per_stratum and lower > min(size, total):
+        notes.append(_note(
+            "min_per_stratum",
+            f"at least {min_per_stratum} in each of {strata} strata needs {lower} answers, more than the "
+            f"sample's {sum(sizes)}: the sample is spread as evenly as the minimum allows instead",
+        ))  # fmt: skip
+    left = sum(1 for (_, N), k in zip(labelled, sizes, strict=True) if N and not k)
+    if left and strata > sum(sizes):
+        notes.append(_note("strata", too_many_strata(strata, sum(sizes), left)))
+    elif left:
+        notes.append(_note(
+            "min_per_stratum",
+            f"{left} strat{'um gets' if left == 1 else 'a get'} no answer (inclusion probability 0: "
+            f"not weighted back to the population); a minimum of 1 per stratum includes {'it' if left < 2 else 'them'}",
+        ))  # fmt: skip
+    return notes
+
+
+FIELD_LABELS = {"size": "Size", "min_per_stratum": "Min per stratum", "strata": "Strata keys"}
+
+
+def _note(field, message):
+    return {"field": field, "label": FIELD_LABELS[field], "message": message}
+
+
+def too_many_strata(strata, sample, left):
+    return (
+        f"{strata} strata share {sample} answers: the seed would pick {sample} strata (each with the same chance) "
+        f"and leave {left} with inclusion probability 0, which cannot be weighted back to the population, so "
+        f"this design is not created; raise the size to {strata} or use fewer strata"
+    )
+
+
+def drawn_notes(design):
+    """The note of an audit's saved design table: its strata drawn without a sample, if any."""
+    left = sum(1 for r in design if r["population"] and not r["sample"])
+    if not left:
+        return []
+    message = f"{left} strat{'um' if left == 1 else 'a'} of this design got no sample (inclusion probability 0): "
+    return [_note("strata", message + "not weighted back to the population, and listed as such in the report")]

@@ -48,6 +48,18 @@ def draw(strata, alloc, seed):
     return {s: sorted(random.Random(f"{seed}:{s}").sample(ids, alloc[s])) for s, ids in strata.items() if alloc[s]}
 
 
+def design_rows(strata, alloc):
+    """The design table (Audit.design), one row per stratum in label order, as audits of answers have it."""
+    rows = []
+    for s in sorted(strata):
+        N, n = len(strata[s]), alloc[s]
+        rows.append({
+            "stratum": s, "population": N, "sample": n,
+            "inclusion_probability": n / N if N else 0.0, "weight": N / n if n else None,
+        })  # fmt: skip
+    return rows
+
+
 def calibration_audit_create(*, name, dataset, version, size=DEFAULT_SIZE, seed=None, meta_field=None, user=None):
     if version.level != "claim":
         raise ValidationError("A calibration sample needs a claim-level judge version.")
@@ -57,14 +69,25 @@ def calibration_audit_create(*, name, dataset, version, size=DEFAULT_SIZE, seed=
         raise ValidationError(f"An audit named {name!r} already exists.")
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
     strata = population(dataset, version, meta_field)
+    if not strata:
+        raise ValidationError(
+            {"judge_version": f"{version.label} has no verdicts on the claims of {dataset.name}: judge the dataset "
+             "with this version first, or choose a version that judged it"}
+        )  # fmt: skip
+    if len(strata) > size:  # equal shares of less than one claim: the first strata by name would take them all
+        raise ValidationError(
+            {"size": f"{len(strata)} strata share {size} claims: raise the size to {len(strata)} or stratify by "
+             "fewer values"}
+        )  # fmt: skip
     alloc = allocate_equal({s: len(ids) for s, ids in strata.items()}, size)
     picked = draw(strata, alloc, seed)
     with transaction.atomic():
         audit = Audit.objects.create(
             name=name, dataset=dataset, kind="claims", calibration_judge=version, size=size, seed=seed,
+            allocation=Audit.Allocation.EQUAL,
             population_size=sum(len(ids) for ids in strata.values()), strata_keys=["judge_verdict"] + (
                 [f"meta.{meta_field}"] if meta_field else []),
-            design=[{"stratum": s, "population": len(strata[s]), "sample": alloc[s]} for s in sorted(strata)],
+            design=design_rows(strata, alloc),
             created_by=user,
         )  # fmt: skip
         AuditClaim.objects.bulk_create(

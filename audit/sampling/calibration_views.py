@@ -41,7 +41,7 @@ def calibration_new(request):
                 meta_field=d["meta_field"] or None, user=request.user,
             )  # fmt: skip
         except ValidationError as exc:
-            form.add_error(None, " ".join(exc.messages))
+            form.add_error(None, exc if hasattr(exc, "error_dict") else " ".join(exc.messages))
         else:
             messages.success(request, f"Calibration sample {audit.name}: {audit.calibration_items.count()} claims.")
             return redirect("audit_detail", audit.id)

@@ -1,9 +1,10 @@
 from django import forms
+from django.core.exceptions import ValidationError
 
 from audit.models import Audit, Dataset, JudgeVersion, Policy
 from audit.sampling import population as pop
 from audit.sampling.allocation import DEFAULT_FAIL_RATE
-from audit.sampling.services import SEED_MAX
+from audit.sampling.services import SEED_MAX, check_inputs
 
 
 def _lines(text, what):
@@ -102,6 +103,12 @@ class AuditForm(forms.Form):
             self.add_error("default_fail_rate", "Neyman allocation needs an expected failure rate.")
         elif d.get("default_fail_rate") is None:
             d["default_fail_rate"] = DEFAULT_FAIL_RATE  # unused by the other allocations
+        window = {k: d.get(k) and d[k].isoformat() for k in ("created_from", "created_to")}
+        if d.get("size") is not None and d.get("min_per_stratum") is not None:
+            try:
+                check_inputs(window, d["size"], d["min_per_stratum"])
+            except ValidationError as e:
+                self.add_error(None, e)
         return d
 
     def clean_name(self):

@@ -1,13 +1,31 @@
 """Reads for the audit pages: a fixed number of queries whatever the audit's size."""
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Q
 
-from audit.models import Audit, Claim
+from audit.models import Audit, AuditAnswer, Claim
+from audit.sampling import population as pop
+from audit.sampling.allocation import drawn_notes
+from audit.sampling.draw import draw
 
 
 def audit_detail(audit_id):
-    """The audit with its dataset and creator and its sample size."""
-    return Audit.objects.select_related("dataset", "created_by").annotate(n_items=Count("items")).get(pk=audit_id)
+    """The audit with its dataset and creator and its sample size; design rows complete (a calibration sample
+    drawn before its rows kept them gets its inclusion probabilities and weights from its counts), design_notes,
+    and for a calibration sample n_claims, the claims sampled (the sum of its design's samples)."""
+    audit = (
+        Audit.objects.select_related("dataset", "created_by", "calibration_judge")
+        .annotate(n_items=Count("items"))
+        .get(pk=audit_id)
+    )
+    audit.design = [_complete(row) for row in audit.design]
+    audit.design_notes = [] if audit.is_calibration else drawn_notes(audit.design)
+    audit.n_claims = sum(row["sample"] for row in audit.design) if audit.is_calibration else None
+    return audit
+
+
+def _complete(row):
+    N, n = row["population"], row["sample"]
+    return {"inclusion_probability": n / N if N else 0.0, "weight": N / n if n else None, **row}
 
 
 def items_without_claims(audit):
@@ -17,3 +35,17 @@ def items_without_claims(audit):
 
 def latest_judge_runs(audit, limit=5):
     return list(audit.judge_runs.select_related("judge_version").order_by("-created_at", "-id")[:limit])
+
+
+def drawn_overlap(dataset, preview, seed, source):
+    """{sampled, in_source, in_any}: of the answers the preview's design draws with this seed (what creating it
+    with the same seed saves), how many are already in the source audit and in any audit. Two queries."""
+    picked = draw(
+        pop.population(dataset, preview["filter"]), preview["keys"], preview["strata"], preview["sizes"], seed,
+        preview["judge_version_id"],
+    )  # fmt: skip
+    ids = [pk for items in picked.values() for _, pk in items]
+    counts = AuditAnswer.objects.filter(answer_id__in=ids).aggregate(
+        in_any=Count("answer_id", distinct=True), in_source=Count("answer_id", distinct=True, filter=Q(audit=source))
+    )
+    return {"sampled": len(ids), **counts}

@@ -34,6 +34,19 @@ def _judge_version_synced(dataset, keys, population_filter):
     return jv
 
 
+def check_inputs(population_filter, size, min_per_stratum):
+    """Refuse contradictory design inputs, naming the field: a date window that ends before it starts (it
+    selects nothing), a minimum per stratum larger than the whole sample."""
+    f = population_filter or {}
+    if f.get("created_from") and f.get("created_to") and str(f["created_from"]) > str(f["created_to"]):
+        start, end = f["created_from"], f["created_to"]
+        raise ValidationError({"created_to": f"ends ({end}) before the window starts ({start}): it holds no answer"})
+    if min_per_stratum > size:
+        raise ValidationError(
+            {"min_per_stratum": f"at least {min_per_stratum} per stratum cannot fit in a sample of {size}"}
+        )
+
+
 def audit_preview(
     *,
     dataset,
@@ -45,9 +58,11 @@ def audit_preview(
     expected_fail_rates=None,
     seed=0,
 ):
-    """The design without saving anything: {population_size, design: [rows], judge_version_id, strata}.
+    """The design without saving anything: {population_size, design: [rows], judge_version_id, strata,
+    notes: [{field, message}] (see design_notes)}. ValidationError naming the field for contradictory inputs.
     seed orders ties in the allocation's rounding (the audit's own seed when it is created)."""
     f = dict(population_filter or {})
+    check_inputs(f, size, min_per_stratum)
     keys = pop.parse_strata_keys(strata_keys)
     pop.check_meta_keys(pop.population(dataset, f), keys)
     fields = pop.meta_fields(pop.population(dataset, f))
@@ -69,6 +84,7 @@ def audit_preview(
         "keys": keys,
         "filter": f,
         "meta_fields": fields,
+        "notes": allocation.design_notes(labelled, sizes, size, min_per_stratum),
     }
 
 
@@ -89,7 +105,8 @@ def audit_create(
     evidence_required=True,
     policy="strict",
 ):
-    """Draw the sample and save the audit (status draft). The AuditAnswer rows are the frozen snapshot."""
+    """Draw the sample and save the audit (status draft). The AuditAnswer rows are the frozen snapshot. The
+    returned audit carries design_notes (not saved): the preview's notes on what the inputs did not say."""
     if Audit.objects.filter(name=name).exists():
         raise ValidationError(f"An audit named {name!r} already exists.")
     seed = secrets.randbelow(RANDOM_SEED_MAX) if seed is None else int(seed)
@@ -103,6 +120,10 @@ def audit_create(
         expected_fail_rates=expected_fail_rates,
         seed=seed,
     )
+    strata = sum(1 for row in p["design"] if row["population"])
+    if strata > p["sample_size"]:  # most strata would get nothing: refused rather than drawn with zeros
+        left = sum(1 for row in p["design"] if row["population"] and not row["sample"])
+        raise ValidationError({"strata": allocation.too_many_strata(strata, p["sample_size"], left)})
     f = {**p["filter"], "judge_version": p["judge_version_id"]} if "judge" in p["keys"] else p["filter"]
     picked = draw(pop.population(dataset, p["filter"]), p["keys"], p["strata"], p["sizes"], seed, p["judge_version_id"])
     audit = Audit.objects.create(
@@ -137,6 +158,7 @@ def audit_create(
         )
         for i, (_, pk, label) in enumerate(sampled)
     )
+    audit.design_notes = p["notes"]
     guidelines_inherit(audit, user)  # a new audit starts from the previous audit's guidelines
     history.record(
         audit,

@@ -15,6 +15,21 @@ def _error(request, exc):
     messages.error(request, " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc))
 
 
+def _service_error(form, exc):
+    """Put an error of the preview or the draw on the field it names (strata for a stratification key)."""
+    if isinstance(exc, ValidationError) and hasattr(exc, "error_dict"):
+        form.add_error(None, exc)
+    else:
+        field = "strata" if isinstance(exc, pop.StrataError) else None
+        form.add_error(field, " ".join(getattr(exc, "messages", [str(exc)])))
+
+
+def _created(request, audit, notes):
+    messages.success(request, f"Audit {audit.name} created: {audit.items.count()} answers sampled.")
+    for note in notes:
+        messages.warning(request, f"{note['field']}: {note['message']}.")
+
+
 @lead_required
 def audit_new(request):
     form = forms.AuditForm(request.POST or None)
@@ -22,9 +37,9 @@ def audit_new(request):
     if request.method == "POST" and form.is_valid():
         if request.htmx:  # the live preview: strata sizes, nothing saved
             try:
-                preview = services.audit_preview(**form.service_kwargs())
-            except ValueError as e:
-                form.add_error("strata" if isinstance(e, pop.StrataError) else None, str(e))
+                preview = services.audit_preview(**form.service_kwargs(), seed=form.cleaned_data["seed"] or 0)
+            except (ValidationError, ValueError) as e:
+                _service_error(form, e)
         elif not form.cleaned_data["name"]:
             form.add_error("name", "A name is required to create the audit.")
         else:
@@ -37,19 +52,22 @@ def audit_new(request):
                     **form.service_kwargs(),
                 )
             except (ValidationError, ValueError) as e:
-                field = "strata" if isinstance(e, pop.StrataError) else None
-                form.add_error(field, " ".join(getattr(e, "messages", [str(e)])))
+                _service_error(form, e)
             else:
-                messages.success(request, f"Audit {audit.name} created: {audit.items.count()} answers sampled.")
+                _created(request, audit, audit.design_notes)
                 return redirect("audit_detail", audit.id)
     template = "sampling/audit_new.html#preview" if request.htmx else "sampling/audit_new.html"
-    return render(request, template, {"form": form, "preview": preview})
+    status = 400 if form.errors and not request.htmx else 200  # htmx: the preview shows the errors in place
+    return render(request, template, {"form": form, "preview": preview}, status=status)
 
 
 @lead_required
 @require_POST
 def audit_judge(request, audit_id):
     audit = get_object_or_404(Audit, pk=audit_id)
+    if audit.is_closed:  # labels and gold are frozen; the judge lab scores versions against its gold
+        messages.error(request, f"Audit {audit.name} is closed: its sample is not judged again.")
+        return redirect("audit_detail", audit.id)
     form = forms.JudgeForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose a judge backend.")
