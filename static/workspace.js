@@ -80,7 +80,7 @@
     const text = /text\/plain/.test(xhr && xhr.getResponseHeader("content-type")) ? xhr.responseText : "";
     busy = null;
     if (!code) NS.say("Not saved: no connection. Try again.", true);
-    else if (ev.detail.successful) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
+    else if (code < 400) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
     else NS.say(text || FAILED[code] || `Not saved (error ${code}). Try again.`, true);
     if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);
     const h = later.shift(), el = h && control(...h); // the next held press, queued behind this request (hx-sync)
