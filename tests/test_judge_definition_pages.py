@@ -1,5 +1,7 @@
 """The definition pages: list, edit (mints a version; warns; 400 naming the field), read-only version page."""
 
+import html
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -72,6 +74,32 @@ def test_it_rejects_bad_values_with_400_naming_the_field(lead_client, field, val
     answer = definitions_seed()[1]
     r = lead_client.post(f"/judge/definitions/{answer.pk}/", form(current_version(answer), **{field: value}))
     assert r.status_code == 400 and f"{field}: " in r.content.decode() and answer.versions.count() == 1
+
+
+BAD_MODELS = ["gpt-nonsense", "claude-nonsense-9", "Claude-Sonnet-5-5", "claude sonnet", "claude-"]
+
+
+@pytest.mark.parametrize("model", BAD_MODELS)
+def test_it_refuses_a_model_that_is_no_anthropic_model_with_400_naming_it(lead_client, model):
+    claim, answer = definitions_seed()
+    for d in (claim, answer):
+        data = {f: current_version(d).spec[f] for f in ("decompose_system", "verify_system", "rubric_system")
+                if f in current_version(d).spec} | {"model": model, "effort": "low"}  # fmt: skip
+        r = lead_client.post(f"/judge/definitions/{d.pk}/", data)
+        page = html.unescape(r.content.decode())
+        assert r.status_code == 400 and f"model: {model!r} is " in page and d.versions.count() == 1
+
+
+def test_it_takes_a_model_the_sdk_lists_or_the_prices_name(lead_client, settings):
+    answer = definitions_seed()[1]
+    first = current_version(answer)
+    # claude-opus-4-6 is in the installed SDK's model list and not priced here; claude-next-9 only priced.
+    settings.JUDGE_PRICES = settings.JUDGE_PRICES | {"claude-next-9": {"input": 1.0, "output": 2.0}}
+    for n, model in enumerate(("claude-opus-4-6", "claude-next-9"), start=2):
+        r = lead_client.post(f"/judge/definitions/{answer.pk}/", form(first, model=model))
+        new = current_version(answer)
+        assert r.status_code == 302 and new.model == model
+        assert new.name == f"answer_faithfulness-v{n} {model} effort=low"
 
 
 def test_it_is_for_leads_only(client):

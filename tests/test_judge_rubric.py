@@ -154,7 +154,7 @@ def test_it_mints_a_version_on_edit_and_old_verdicts_keep_their_wording(fake, fa
 def test_it_warns_before_saving_wording_without_the_scale_or_the_exclusions(faithfulness):
     definition = faithfulness.definition
     text = faithfulness.spec["rubric_system"].replace("- paraphrase\n", "").replace("Score 0", "Otherwise 0")
-    data = {"rubric_system": text, "model": "m", "effort": "low"}
+    data = {"rubric_system": text, "model": "claude-haiku-5-5", "effort": "low"}
     version, warnings, preview = definition_save(definition, data, None)
     assert version is None and definition.versions.count() == 1
     assert "-- paraphrase" in dict(preview)["rubric_system"]

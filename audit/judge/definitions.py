@@ -4,12 +4,18 @@ JudgeVersion chained to the one it edits; versions are never changed afterwards 
 verdict (JudgeVerdict, AnswerVerdict) traces to the exact wording that produced it."""
 
 import difflib
+import re
 
+from django.conf import settings
 from django.db import transaction
 
 from audit.judge import prompts, rubric
+from audit.lazy import lazy_module
 from audit.models import JudgeDefinition, JudgeEdit, JudgeLevel, JudgeVersion
 from audit.validation import row_id
+
+# The SDK's model list is read only when a lead saves a model: a page that never saves does not load the SDK.
+llm = lazy_module("audit.judge.llm")
 
 CLAIM_NAME = "claim-judge"
 # The characters of the content hash in a version's reference NAME@HASH, the form the gold export writes.
@@ -19,6 +25,7 @@ MIN_HASH_PREFIX = 6
 EDITABLE = {JudgeLevel.CLAIM: ("decompose_system", "verify_system"), JudgeLevel.ANSWER: ("rubric_system",)}
 EFFORTS = ("low", "medium", "high")
 MAX_TEXT = 20_000
+ANTHROPIC_MODEL = re.compile(r"claude-[a-z0-9]+(?:[-.][a-z0-9]+)*")
 # Terms whose removal warns: the scale and the exclusions of the rubric, the verdicts of the verifier.
 GUARDED = {
     "rubric_system": [
@@ -113,10 +120,26 @@ def edited_spec(definition, base, data):
     model = (data.get("model") or "").strip()
     if not model or len(model) > 100:
         raise DefinitionError("model", "must be a model id of 1 to 100 characters")
+    if base.kind == JudgeVersion.Kind.ANTHROPIC:
+        anthropic_model_check(model)
     if data.get("effort") not in EFFORTS:
         raise DefinitionError("effort", f"must be one of {', '.join(EFFORTS)}")
     spec["model"], spec["effort"] = model, data["effort"]
     return spec
+
+
+def anthropic_model_check(model):
+    """An Anthropic judge's model: an Anthropic model id the installed SDK lists, or one JUDGE_PRICES prices
+    (a model newer than the SDK: pricing it also lets the budget count its calls); DefinitionError otherwise."""
+    if not ANTHROPIC_MODEL.fullmatch(model):
+        example = settings.JUDGE_MODEL
+        raise DefinitionError("model", f"{model!r} is not an Anthropic model id (claude-..., e.g. {example})")
+    known = {*llm.sdk_model_ids(), *settings.JUDGE_PRICES, settings.JUDGE_MODEL}
+    if model not in known:
+        priced = ", ".join(sorted(settings.JUDGE_PRICES))
+        raise DefinitionError(
+            "model", f"{model!r} is neither listed by the installed anthropic SDK nor priced in JUDGE_PRICES ({priced})"
+        )
 
 
 def definition_save(definition, data, user, *, confirm=False):

@@ -12,6 +12,7 @@ model) abort the run."""
 
 import random
 import time
+import typing
 
 import anthropic
 import httpx2
@@ -30,6 +31,13 @@ PARSERS = {"decompose": prompts.parse_decompose, "verify": prompts.parse_verify,
 
 
 _clients = {}
+
+
+def sdk_model_ids():
+    """The model ids the installed SDK names: its Model type is a Literal of ids beside plain str (any id is
+    sent as is), so the Literal's values; () for an SDK that lists none."""
+    args = typing.get_args(getattr(anthropic.types, "Model", str))
+    return tuple(a for arg in args for a in typing.get_args(arg) if isinstance(a, str))
 
 
 def client_options():
