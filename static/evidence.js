@@ -159,7 +159,7 @@
       g: () => { const b = document.querySelector("[data-dialog=guidelines_dialog]"); return b ? b.click() : false; },
     };
     document.addEventListener("keydown", (ev) => {
-      const t = ev.target, k = ev.key;
+      const t = ev.target, k = ev.getModifierState("CapsLock") && !ev.shiftKey && /^[A-Z]$/.test(ev.key) ? ev.key.toLowerCase() : ev.key; // Caps Lock: letters work
       if (ev.defaultPrevented || ev.altKey || ev.metaKey || ev.isComposing) return;
       if (typing(t)) {
         if (k === "Escape") { ev.preventDefault(); t.blur(); const h = home(t); if (h) h.focus({ preventScroll: true }); }

@@ -49,7 +49,7 @@
     a: () => press("[name=not_atomic]"), c: () => press("[name=needs_context]"), t: () => press("[name=true_not_in_passages]"),
     n: () => row() && row().querySelector("textarea").focus(), m: () => $("#answer-note").focus(), o: click("#omission"),
     u: click("#undo"), "Ctrl+z": click("#undo"), "[": click("#prev-answer", "No earlier answer."), "]": click("#next-answer", "No later answer."),
-    "Shift+Enter": () => $("#submit-box").requestSubmit(), // queued behind the saves in flight (hx-sync)
+    "Shift+Enter": () => (locked ? NS.say(READ_ONLY, true) : $("#submit-box").requestSubmit()), // queued behind the saves in flight (hx-sync)
   };
   ["supported", "contradicted", "unsupported", "non_assertive"].forEach((v, i) => { keys[i + 1] = () => press(`[value=${v}]`); });
   NS.keys(keys, (t) => t.closest("li.claim") || rowOf(current));

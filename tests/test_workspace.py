@@ -5,6 +5,7 @@ import threading
 from datetime import timedelta
 from unittest import mock
 
+from django.core import mail as django_mail
 from django.db import connections
 from django.test import TestCase, TransactionTestCase
 from django.urls import reverse
@@ -304,6 +305,8 @@ class SubmitTests(WorkspaceTestCase):
         self.assertRedirects(r, f"/label/{self.mine[0].pk}/")
 
     def test_it_lets_a_lead_reopen_with_a_reason(self):
+        self.ann.email = "ann@example.org"
+        self.ann.save()
         self.label_all()
         self.submit()
         lead = make_user("lead", "lead")
@@ -312,7 +315,8 @@ class SubmitTests(WorkspaceTestCase):
         self.client.post(self.url(what="reopen/"), {"reason": ""})
         self.a.refresh_from_db()
         self.assertEqual(self.a.status, Assignment.Status.SUBMITTED)
-        r = self.client.post(self.url(what="reopen/"), {"reason": "claim 2 mislabelled", "next": "/audits/"})
+        with self.captureOnCommitCallbacks(execute=True):  # the email goes once the reopen commits
+            r = self.client.post(self.url(what="reopen/"), {"reason": "claim 2 mislabelled", "next": "/audits/"})
         self.assertRedirects(r, "/audits/", fetch_redirect_response=False)
         self.a.refresh_from_db()
         self.assertEqual((self.a.status, self.a.submitted_at), (Assignment.Status.STARTED, None))
@@ -321,6 +325,10 @@ class SubmitTests(WorkspaceTestCase):
         self.client.force_login(self.ann)
         self.assertEqual(self.save(self.claims[0], {"verdict": "supported"}).status_code, 200)
         self.assertContains(self.client.get(self.url()), "Reopened by the audit lead: claim 2 mislabelled")
+        [mail] = [m for m in django_mail.outbox if "reopened" in m.subject]
+        self.assertEqual(mail.to, [self.ann.email])
+        self.assertIn("Why: claim 2 mislabelled", mail.body)
+        self.assertIn(f"/label/{self.a.pk}/", mail.body)
         queue = self.client.get(f"/label/queue/{self.audit.pk}/").content.decode()
         self.assertIn('title="claim 2 mislabelled">reopened</span>', queue)
 

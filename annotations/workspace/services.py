@@ -11,6 +11,7 @@ from annotations.models import Assignment, Label
 from annotations.workspace.selectors import answer_claims, labels_by_claim, own_assignment, own_claim
 from audit import history
 from audit.models import Audit, AuditStatus, HistoryEvent, Passage, Verdict
+from audit.notify.events import notify_answer_reopened
 from audit.spans import dom_to_raw_offsets
 from audit.validation import row_id
 
@@ -335,4 +336,5 @@ def assignment_reopen(assignment, user, reason):
             gold_on_reopen(assignment.audit_answer, user, reason)
         except AuditClosed as e:
             raise Refused(str(e)) from None
+        notify_answer_reopened(assignment, reason)  # sent once the transaction commits
     return assignment

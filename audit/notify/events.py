@@ -129,3 +129,16 @@ def notify_disputes_ready(audit, disputes):
         audit=audit,
         data={"disputes": disputes, "url": link},
     )
+
+
+def notify_answer_reopened(assignment, reason):
+    """The annotator of a reopened answer hears why, with the link to it (the workspace shows the reason too)."""
+    item, link = assignment.audit_answer, _link("workspace", assignment.pk)
+    notify(
+        "answer.reopened",
+        subject=f"{item.audit.name}: answer {item.answer.external_id} is reopened for you",
+        body=f"The audit lead reopened an answer you submitted.\nWhy: {reason}\nOpen it: {link}\n",
+        users=[assignment.annotator],
+        audit=item.audit,
+        data={"answer": item.answer.external_id, "annotator": assignment.annotator.get_username(), "url": link},
+    )
