@@ -28,7 +28,7 @@ def audit_status_move(audit, old, new, *, user=None, reason=""):
 
 
 # Readable text of a trail value (old/new) and of imported metadata: never Python's repr on a page.
-SUMMARY_KEYS = ("status", "verdict", "source", "evidence_text", "version", "agreed")  # a snapshot's gist
+SUMMARY_KEYS = ("status", "verdict", "source", "evidence_text", "version", "restores", "agreed")  # a snapshot's gist
 LIST_SHOWN = 10
 
 

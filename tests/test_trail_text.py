@@ -32,6 +32,7 @@ def test_it_describes_values_without_python_repr():
     assert describe({"passage": 5, "text": "x"}) == "“x” in a passage"  # never the bare database id
     assert describe({"derived": {"answer_has_numbers": False}}) == "derived: answer_has_numbers: no"
     assert describe(list(range(12))).endswith("9 … (12 in all)")
+    assert describe({"version": 3, "chars": 40, "copied_from": None, "restores": 1}) == "version: 3 · restores: 1"
 
 
 class PagesTests(TestCase):
