@@ -152,3 +152,17 @@ class DetailTests(TestCase):
         assert not JudgeRun.objects.exists() and not Assignment.objects.exists()
         Audit.objects.filter(pk=audit.pk).update(status="draft")
         self.assertContains(self.client.get(f"/audits/{audit.id}/"), "Run the judge on these 3 answers")
+
+
+class AlreadyAuditedTests(TestCase):
+    def test_it_says_how_many_of_the_population_are_already_in_an_audit(self):
+        self.client.force_login(make_user("lead", "lead"))
+        ds = make_dataset("pool")
+        answers = make_answers(ds, 12)
+        make_audit(answers[:5], name="earlier")
+        data = {"dataset": ds.id, "size": 4, "allocation": "proportional", "min_per_stratum": 0}
+        r = self.client.post("/audits/new/", data, headers=HX)
+        self.assertContains(r, "5 of the population's answers are already in an audit")
+        r = self.client.post("/audits/new/", data | {"exclude_audited": "on"}, headers=HX)
+        self.assertContains(r, "<strong>7</strong> answers")
+        self.assertNotContains(r, "already in an audit:")

@@ -49,3 +49,11 @@ def drawn_overlap(dataset, preview, seed, source):
         in_any=Count("answer_id", distinct=True), in_source=Count("answer_id", distinct=True, filter=Q(audit=source))
     )
     return {"sampled": len(ids), **counts}
+
+
+def population_audited(dataset, population_filter):
+    """How many answers of the population are already in an audit (0 when the filter excludes them). One query."""
+    if population_filter.get("exclude_audited"):
+        return 0
+    qs = pop.population(dataset, population_filter)
+    return qs.filter(Exists(AuditAnswer.objects.filter(answer=OuterRef("pk")))).count()

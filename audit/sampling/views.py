@@ -7,7 +7,7 @@ from audit.judge.services import judge_run_create
 from audit.judge.tasks import judge_run_enqueue
 from audit.models import Audit
 from audit.roles import lead_required
-from audit.sampling import forms, services
+from audit.sampling import forms, selectors, services
 from audit.sampling import population as pop
 
 
@@ -37,7 +37,9 @@ def audit_new(request):
     if request.method == "POST" and form.is_valid():
         if request.htmx:  # the live preview: strata sizes, nothing saved
             try:
-                preview = services.audit_preview(**form.service_kwargs(), seed=form.cleaned_data["seed"] or 0)
+                kwargs = form.service_kwargs()
+                preview = services.audit_preview(**kwargs, seed=form.cleaned_data["seed"] or 0)
+                preview["audited"] = selectors.population_audited(kwargs["dataset"], preview["filter"])
             except (ValidationError, ValueError) as e:
                 _service_error(form, e)
         elif not form.cleaned_data["name"]:
