@@ -46,7 +46,8 @@ def definition_detail(request, definition_id):
 @lead_required
 def version_detail(request, version_id):
     version = _get(JudgeVersion.objects.select_related("definition", "previous", "edit__user"), version_id)
-    texts = [(f, version.spec.get(f, "")) for f in definitions.EDITABLE.get(version.level, ())]
+    # The wording a version sends; the offline baseline has none (no heading over an empty text).
+    texts = [(f, version.spec[f]) for f in definitions.EDITABLE.get(version.level, ()) if version.spec.get(f)]
     ctx = {"version": version, "texts": texts, "diff": definitions.version_diff(version)}
     ctx["ref"] = definitions.version_ref(version)
     return render(request, "judge/version.html", ctx)
