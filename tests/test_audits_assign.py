@@ -49,6 +49,14 @@ class AssignTests(TestCase):
         per_user = Counter(Assignment.objects.values_list("annotator_id", flat=True))
         assert per_user == {self.team[0].id: 9, self.team[1].id: 9}
 
+    def test_it_refuses_to_assign_an_audit_with_an_empty_sample(self):
+        audit = _audit(6)
+        audit.items.all().delete()  # as a calibration sample drawn from a version with no verdicts once was
+        with pytest.raises(ValidationError, match="nothing to label"):
+            audit_assign(audit, self.team)
+        audit.refresh_from_db()
+        assert audit.status == "draft"
+
     def test_it_refuses_to_assign_while_an_answer_has_no_claims(self):
         audit = _audit(6)
         Claim.objects.filter(answer=audit.items.first().answer).delete()

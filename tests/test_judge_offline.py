@@ -153,6 +153,9 @@ def test_it_explains_bad_command_input():
         call_command("judge", "--resume", "999")
     with pytest.raises(JudgeRunError, match="exactly one"):
         judge_run_create(backend="offline")
+    closed = make_audit([make_answer(make_dataset("closed-ds"))], name="closed-w48", status="closed")
+    with pytest.raises(JudgeRunError, match="closed-w48 is closed"):  # the web, the API and the command all come here
+        judge_run_create(backend="offline", audit=closed)
 
 
 @pytest.mark.django_db

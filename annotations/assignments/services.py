@@ -31,6 +31,8 @@ def audit_assign(audit, annotators, user=None):
     if len(annotators) < 2:
         raise ValidationError("Choose at least two annotators: every answer is labelled by two people.")
     _check_annotators(annotators)
+    if not audit.items.exists():
+        raise ValidationError("This audit has nothing to label: its sample is empty.")
     missing = items_without_claims(audit)
     if missing:
         raise ValidationError(

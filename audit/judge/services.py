@@ -47,6 +47,8 @@ def judge_run_create(
         dataset = _by_name(Dataset, dataset)
     if isinstance(audit, str):
         audit = _by_name(Audit, audit)
+    if audit is not None and audit.is_closed:  # its report and gold are frozen; the lab scores versions on its answers
+        raise JudgeRunError(f"audit {audit.name} is closed: it is not judged again (score a version in the judge lab)")
     if version is not None:  # a chosen judge version (audit.judge.definitions) decides the backend
         backend = "offline" if version.kind == JudgeVersion.Kind.OFFLINE else "anthropic"
     if backend == "anthropic" and not settings.ANTHROPIC_API_KEY:
