@@ -9,7 +9,7 @@ from django.test import TestCase
 
 from annotations.models import Assignment, GoldLabel
 from tests.factories import make_user
-from tests.report_helpers import known_audit
+from tests.report_helpers import KNOWN, known_audit
 from tests.test_report_page import section, text
 
 
@@ -73,3 +73,73 @@ class ProvisionalRangeReasonTests(ReportHonestyCase):
         self.assertIn("provisional range not computable: stratum &#x27;s2&#x27;", text(row))
         card = re.search(r'<div class="card" id="provisional-weighted">(.*?)</div>', section(html, "faithfulness"))
         self.assertEqual(text(card.group(1)).count(reason), 1)
+
+
+def known_claims():
+    """(answer, claim position, A, B, gold, judge) of every claim of KNOWN with a judge verdict."""
+    out = []
+    for i, (_, a, b, g, j) in enumerate(KNOWN):
+        for p in range(3):
+            if j[p] is not None:
+                out.append((i, p, a[p], b[p], g[p], "unsupported" if j[p] == "U!" else j[p]))
+    return out
+
+
+class JudgeComparisonTests(ReportHonestyCase):
+    def readings(self):
+        j = section(self.page(), "judge")
+        return text(re.search(r'<p id="noise-gap" class="reading">(.*?)</p>', j).group(1)), j
+
+    def test_it_draws_the_conclusion_only_once_disputes_are_adjudicated(self):
+        reading, _ = self.readings()
+        self.assertRegex(reading, r"(MORE|LESS) than a trained annotator|not distinguishable")
+
+    def test_it_calls_the_comparison_not_informative_while_gold_comes_only_from_agreed_claims(self):
+        self.open_disputes()
+        agreed = [c for c in known_claims() if c[2] == c[3]]  # with gold now: both labels agree, gold is theirs
+        judge_agree = sum(c[5] == c[4] for c in agreed)
+        reading, j = self.readings()
+        self.assertIn(f"Not informative yet: the judge agrees with gold on {judge_agree / len(agreed):.1%}", reading)
+        self.assertNotRegex(reading, r"MORE|LESS|distinguishable from a trained annotator here|the better one")
+        disputes = len(known_claims()) - len(agreed)
+        self.assertIn(f"{disputes} claims the annotators disagree on are waiting for adjudication", reading)
+        row = text(re.search(r'<tr id="noise-A">(.*?)</tr>', j).group(1))
+        self.assertIn("not informative: gold here is only claims both annotators agreed on", row)
+        self.assertNotIn("1.000", row)
+
+    def test_it_draws_no_conclusion_while_some_disputes_are_open(self):
+        # known1's dispute stays adjudicated; known3's is open again
+        GoldLabel.objects.filter(audit=self.audit, source="adjudicated", claim__answer__external_id="known3").delete()
+        reading, _ = self.readings()
+        self.assertIn(". Provisional, no conclusion yet: The judge agrees with gold", reading)
+        self.assertIn("1 claim the annotators disagree on is still open", reading)
+        self.assertNotRegex(reading, r"MORE than|LESS than|not distinguishable")
+
+    def test_it_calls_tied_annotators_tied(self):
+        claims = known_claims()
+        a_agree, b_agree = sum(c[2] == c[4] for c in claims), sum(c[3] == c[4] for c in claims)
+        self.assertEqual(a_agree, b_agree)  # KNOWN: each annotator differs from gold on one judged claim
+        reading, j = self.readings()
+        self.assertIn(f"annotators A and B (tied) on {a_agree / len(claims):.1%}", reading)
+        self.assertNotIn("the better one", reading)
+        self.assertIn("Judge minus annotator A or B (tied):", text(j))
+
+
+class AnnotatorAgainstAgreedGoldTests(ReportHonestyCase):
+    def test_it_calls_agreement_with_gold_made_only_of_agreed_claims_not_informative(self):
+        self.open_disputes()
+        ann1 = self.k["users"][0]
+        with_gold = sum(x == y for _, a, b, _, _ in KNOWN for x, y in zip(a, b, strict=True))
+        e = section(self.page(), "effort")
+        row = text(re.search(rf'<tr id="annotator-{ann1.id}">(.*?)</tr>', e).group(1))
+        self.assertIn(f"0 of {with_gold} differ from gold", row)
+        self.assertIn("not informative: gold here is only claims both annotators agreed on", row)
+        self.assertNotIn("1.000", row)
+
+    def test_it_gives_agreement_with_gold_once_a_dispute_is_adjudicated(self):
+        ann1 = self.k["users"][0]
+        claims = [(x, g) for _, a, _, gold, _ in KNOWN for x, g in zip(a, gold, strict=True)]
+        e = section(self.page(), "effort")
+        row = text(re.search(rf'<tr id="annotator-{ann1.id}">(.*?)</tr>', e).group(1))
+        self.assertIn(f"{sum(x == g for x, g in claims) / len(claims):.3f}", row)
+        self.assertNotIn("not informative", row)

@@ -119,7 +119,8 @@ class ReportSectionTests(TestCase):
             self.assertEqual(m.group(1), f"{agree[key] / len(same):.3f}", key)
             self.assertEqual(int(m.group(2)), len(same) - agree[key], key)
         gap = (agree["judge"] - max(agree["A"], agree["B"])) / len(same)
-        self.assertIn(f'Judge minus the better annotator: <span class="num">{gap:.3f}</span>', j)
+        who = "annotator A or B (tied)" if agree["A"] == agree["B"] else "the better annotator"
+        self.assertIn(f'Judge minus {who}: <span class="num">{gap:.3f}</span>', j)
         self.assertRegex(text(j), r"(not distinguishable|MORE|LESS)")
 
     def test_it_gives_the_lead_every_annotator_and_pair(self):

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from django.utils import timezone
 
-from annotations.adjudication.export import claim_rows
+from annotations.adjudication.export import CLAIM_COLUMNS, claim_rows
 from annotations.adjudication.services import gold_on_submit
 from annotations.lab.policy import policy_headlines
 from annotations.models import Assignment, Label
@@ -106,7 +106,8 @@ def test_it_reports_and_exports_only_the_sampled_claims_of_a_calibration_sample(
     assert [v["n_verdicts"] for v in r["judge"]["versions"]] == [6]  # not the 9 claims of the 3 answers
     rows = claim_rows(audit)
     assert {row[2] for row in rows} == sampled
-    got = sorted((row[-5], row[-4], row[-3]) for row in rows)  # stratum, inclusion probability, weight
+    at = [name for name, _ in CLAIM_COLUMNS].index
+    got = sorted((row[at("stratum")], row[at("inclusion_probability")], row[at("weight")]) for row in rows)
     assert [g[0] for g in got] == [S] * 3 + [U] * 3  # 8 supported claims, 3 drawn; 4 unsupported, 3 drawn
     assert [x for g in got for x in g[1:]] == pytest.approx([3 / 8, 8 / 3] * 3 + [3 / 4, 4 / 3] * 3)
     assert "calibration" not in [pt["name"] for pt in r["trend"]["points"]]

@@ -241,6 +241,33 @@ def test_it_sets_the_judge_against_each_annotator_on_the_published_183_vs_188_ca
     assert gap["ci"] == pytest.approx([ref.low, ref.high], abs=0.006)
     side = "LESS" if ref.high < 0 else "MORE" if ref.low > 0 else "not distinguishable"
     assert side in r["reading"]
+    assert (a == gold).sum() == (b == gold).sum() == 194  # each annotator is on the losing side of 6 disputes
+    assert gap["tied"] and "annotators A and B (tied) on 97.0%" in r["reading"] and "better one" not in r["reading"]
+
+
+def test_it_draws_no_conclusion_from_gold_made_only_of_agreed_claims():
+    ids, judge, gold, a, b = published_case()
+    agreed = a == b  # before adjudication only these have gold, and it is theirs
+    ids, judge, gold, a, b = ids[agreed], judge[agreed], gold[agreed], a[agreed], b[agreed]
+    r = noise_floor(ids, judge, gold, a, b, adjudicated=[False] * len(gold), open_disputes=12, seed=1)
+    assert r["judge"]["percent_agreement"]["value"] == pytest.approx((judge == gold).mean())
+    assert r["A"]["agree"] == r["A"]["n"] == 188 and r["A"]["percent_agreement"]["value"] is None
+    assert r["A"]["percent_agreement"]["why"].startswith("not informative")
+    assert r["gap"]["value"] is None and r["gap"]["why"].startswith("not informative")
+    assert r["reading"].startswith(f"Not informative yet: the judge agrees with gold on {(judge == gold).mean():.1%}")
+    assert "12 claims the annotators disagree on are waiting" in r["reading"]
+    for conclusion in ("MORE", "LESS", "not distinguishable"):
+        assert conclusion not in r["reading"]
+
+
+def test_it_draws_no_conclusion_while_disputes_are_open():
+    ids, judge, gold, a, b = published_case()
+    r = noise_floor(ids, judge, gold, a, b, adjudicated=a != b, open_disputes=3, seed=1)
+    assert r["gap"]["value"] == pytest.approx((judge == gold).mean() - (a == gold).mean())
+    assert r["reading"].startswith("Provisional, no conclusion yet:")
+    assert "3 claims the annotators disagree on are still open" in r["reading"]
+    for conclusion in ("MORE", "LESS", "not distinguishable"):
+        assert conclusion not in r["reading"]
 
 
 # ---------- 6. per annotator ----------

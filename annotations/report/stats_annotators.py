@@ -1,11 +1,20 @@
 """Per-annotator figures: claims and answers labelled, median time per answer, agreement with gold
 overall (percent, Cohen's kappa, Gwet's AC1 on the 4 x 4 table) and per verdict (the same on the 2 x 2
-table "said v" x "gold is v"), and pairwise agreement for every pair that shared answers. Pure."""
+table "said v" x "gold is v"), and pairwise agreement for every pair that shared answers. While no gold on an
+annotator's claims is adjudicated, every gold label there is one both annotators agreed on, equal to the
+annotator's own: their agreement with gold is 100% by construction and is shown as not informative. Pure."""
 
 import numpy as np
 
 from annotations.report.stats_common import VERDICTS, not_computable, not_informative, stat
-from annotations.report.stats_noise import pair_stats
+from annotations.report.stats_noise import AGREED_ONLY, pair_stats
+
+FIGURES = ("percent_agreement", "cohen_kappa", "gwet_ac1")
+
+
+def _agreed_only(pair):
+    """The counts stay; the figures say nothing when gold is the annotator's own agreed labels."""
+    return pair | {k: not_informative(AGREED_ONLY) for k in FIGURES}
 
 
 def _one_vs_rest(mine, gold, v):
@@ -17,14 +26,17 @@ def _one_vs_rest(mine, gold, v):
 
 
 def annotator_rows(labels, assignments):
-    """labels: one row per label: annotator, name, claim_id, answer_id, verdict, gold (NaN: none).
-    assignments: submitted ones: annotator, name, answer_id, active_seconds."""
+    """labels: one row per label: annotator, name, claim_id, answer_id, verdict, gold (NaN: none), optional
+    gold_source ("agreed" / "adjudicated"). assignments: submitted ones: annotator, name, answer_id,
+    active_seconds."""
     rows = []
     for (ann, name), asg in assignments.groupby(["annotator", "name"], sort=True):
         mine = labels[labels["annotator"] == ann]
         g = mine[mine["gold"].notna()]
         m, gold = g["verdict"].to_numpy(dtype=str), g["gold"].to_numpy(dtype=str)
         secs = asg["active_seconds"].to_numpy(dtype=float)
+        circular = len(g) > 0 and "gold_source" in g.columns and not (g["gold_source"] == "adjudicated").any()
+        mark = _agreed_only if circular else (lambda pair: pair)
         rows.append(
             {
                 "annotator": int(ann),
@@ -32,10 +44,10 @@ def annotator_rows(labels, assignments):
                 "claims": len(mine),
                 "answers": len(asg),
                 "median_minutes": stat(np.median(secs) / 60) if len(secs) else not_computable("no answers"),
-                "vs_gold": pair_stats(m, gold),
+                "vs_gold": mark(pair_stats(m, gold)),
                 "per_verdict": [
                     {"verdict": v, "said": int((m == v).sum()), "gold": int((gold == v).sum())}
-                    | _one_vs_rest(m, gold, v)
+                    | mark(_one_vs_rest(m, gold, v))
                     for v in VERDICTS
                 ],
             }

@@ -23,6 +23,7 @@ def labels_long(cl):
                     "answer_id": g["answer_id"],
                     "verdict": g[slot],
                     "gold": g["gold"],
+                    "gold_source": g["gold_source"],
                 }
             )
         )

@@ -82,24 +82,31 @@ def _answers(cl, answers, x, L):
     }
 
 
+def _waiting(cl):
+    """Judged claims without gold: the open disputes (both annotators labelled them) and the others."""
+    waiting = cl["judge"].notna() & cl["gold"].isna()
+    disputed = int((waiting & cl["A"].notna() & cl["B"].notna()).sum())
+    return {"open_disputes": disputed, "not_labelled": int(waiting.sum()) - disputed}
+
+
 def _noise(s, x, L):
     noise = s[s["A"].notna() & s["B"].notna()]
+    waiting = _waiting(x.cl)
     out = noise_floor(
         noise["answer_id"].tolist(),
         noise["judge"].tolist(),
         noise["gold"].tolist(),
         noise["A"].tolist(),
         noise["B"].tolist(),
+        adjudicated=(noise["gold_source"] == "adjudicated").tolist(),
+        open_disputes=waiting["open_disputes"],
         resampler=x.resampler,
     )
     same = {"judge": "any", "gold": "any", "both": "1"}
     urls = {"judge": "judge", "A": "a_gold", "B": "b_gold", "annotators": "annotators"}
     for key, disagree in urls.items():
         out[key] = out[key] | {"disagree_url": L.claims(**same, disagree=disagree)}
-    waiting = int((x.cl["judge"].notna() & x.cl["gold"].isna()).sum())
-    if waiting:  # before adjudication the disputed claims are missing, so every figure leans to agreement
-        out["reading"] = f"Provisional ({waiting} judged claims still without gold): " + out["reading"]
-    return out | {"n_url": L.claims(**same)}
+    return out | waiting | {"n_url": L.claims(**same)}
 
 
 def _unfinished_run(x):
