@@ -83,7 +83,7 @@ def test_it_scores_one_shared_claim_without_a_test_or_an_interval_it_cannot_have
     one = judge_only("O-claims", claims, [(0, 0)])  # right (supported), as is A on that claim
     html, text = page_text(client, dataset=audit.dataset_id, version=one.pk, compare=v["A"].pk)
     assert_nothing_blank(html, text)
-    assert "Claims judged by both: 1." in text and "Right only by the first 0, only by the second 0" in text
+    assert "Claims judged by both: 1; right only by the first 0, only by the second 0" in text
     assert "McNemar exact p not computable: no discordant pair" in text
     # One answer: every bootstrap resample is that answer, so there is no interval.
     assert "accuracy difference 0.000, its interval not computable: a single answer" in text
