@@ -133,8 +133,10 @@ class AnnotatorAgainstAgreedGoldTests(ReportHonestyCase):
         e = section(self.page(), "effort")
         row = text(re.search(rf'<tr id="annotator-{ann1.id}">(.*?)</tr>', e).group(1))
         self.assertIn(f"0 of {with_gold} differ from gold", row)
-        self.assertIn("not informative: gold here is only claims both annotators agreed on", row)
+        self.assertEqual(row.count("not informative: gold here is only claims both annotators agreed on"), 1)
         self.assertNotIn("1.000", row)
+        per_verdict = re.search(rf'<tr class="per-verdict" id="annotator-{ann1.id}-supported">(.*?)</tr>', e)
+        self.assertNotIn("1.000", per_verdict.group(1))
 
     def test_it_gives_agreement_with_gold_once_a_dispute_is_adjudicated(self):
         ann1 = self.k["users"][0]
@@ -143,3 +145,19 @@ class AnnotatorAgainstAgreedGoldTests(ReportHonestyCase):
         row = text(re.search(rf'<tr id="annotator-{ann1.id}">(.*?)</tr>', e).group(1))
         self.assertIn(f"{sum(x == g for x, g in claims) / len(claims):.3f}", row)
         self.assertNotIn("not informative", row)
+
+
+class ProvisionalWordingTests(ReportHonestyCase):
+    def test_it_says_one_open_dispute_resolves(self):
+        GoldLabel.objects.filter(audit=self.audit, source="adjudicated", claim__answer__external_id="known3").delete()
+        card = text(re.search(r'<div class="card" id="provisional-range">(.*?)</div>', self.page(), re.S).group(1))
+        self.assertIn("as the 1 open dispute resolves as pass or as fail", card)
+
+    def test_it_calls_complete_gold_passing_heavy_only_while_disputes_are_open(self):
+        item = self.items(answer__external_id="known0").get()
+        Assignment.objects.filter(audit_answer=item, slot="B").update(status=Assignment.Status.STARTED)
+        GoldLabel.objects.filter(audit=self.audit, claim__answer=item.answer).delete()  # agreed gold is withdrawn
+        f = section(self.page(), "faithfulness")
+        self.assertIn("provisional: 1 answer not labelled by both yet", f)
+        self.assertNotIn("passing-heavy", f)
+        self.assertIn("No dispute is open: the answers not labelled by both yet are missing.", f)

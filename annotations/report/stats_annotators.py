@@ -44,6 +44,7 @@ def annotator_rows(labels, assignments):
                 "claims": len(mine),
                 "answers": len(asg),
                 "median_minutes": stat(np.median(secs) / 60) if len(secs) else not_computable("no answers"),
+                "agreed_only": circular,  # gold is this annotator's own agreed labels: its figures say nothing
                 "vs_gold": mark(pair_stats(m, gold)),
                 "per_verdict": [
                     {"verdict": v, "said": int((m == v).sum()), "gold": int((gold == v).sum())}
