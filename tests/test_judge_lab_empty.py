@@ -145,3 +145,17 @@ def test_it_says_not_computable_for_a_guardrail_group_with_no_judged_answer(clie
     r = client.get("/lab/guardrail/", {"baseline": name, "candidate": name, "version": rubric.pk})
     html = r.content.decode()
     assert r.status_code == 200 and html.count("not computable: no judged answers in this group") == 2
+
+
+def test_it_counts_an_answer_judged_in_part_only_when_a_judged_claim_fails_it(client, gold):
+    audit, v, claims, answers = gold
+    # Gold ans0: S S U (fails, strict). One verdict, supported, on its first claim: 2 of 3 claims unjudged, so
+    # the answer has no verdict of the version; one unsupported verdict on its last claim fails it whatever
+    # the other two say.
+    passing = judge_only("P-claims", claims, [(0, 0)])
+    failing = judge_only("U-claims", claims, [(0, 2)])
+    ans = client.get("/lab/", {"dataset": audit.dataset_id, "version": passing.pk}).context["a"]["answers"]
+    assert (ans["judged"], ans["sampled"]["accuracy"]) == (0, None)
+    assert ans["sampled"]["why"]["accuracy"] == "not computable: no answer with complete gold judged by this version"
+    ans = client.get("/lab/", {"dataset": audit.dataset_id, "version": failing.pk}).context["a"]["answers"]
+    assert (ans["judged"], ans["sampled"]["accuracy"]) == (1, 1.0)  # judge fail = gold fail on 1 of 1
