@@ -4,6 +4,7 @@ section through htmx, and nothing logs a console error."""
 import pytest
 from playwright.sync_api import expect
 
+from annotations.models import Assignment, GoldLabel
 from tests.factories import make_user
 from tests.report_helpers import known_audit
 
@@ -34,3 +35,21 @@ def test_it_switches_judge_version_without_errors(live_server, page, login, tran
     page.wait_for_url("**/answers/**")
     assert page.locator("#answers tbody tr").count() == int(page.locator("#count").inner_text()) == 2
     assert page.js_errors == [] and console == []
+
+
+@pytest.mark.browser
+def test_it_keeps_a_not_computable_reason_small_and_inside_its_card(live_server, page, login, transactional_db):
+    k = known_audit()
+    items = k["audit"].items.filter(stratum="s2")  # 20 of 120 in the population: the weighted rate is refused
+    Assignment.objects.filter(audit_answer__in=items).delete()
+    GoldLabel.objects.filter(audit=k["audit"], claim__answer__audit_items__in=items).delete()
+    login(page, make_user("lead", "lead"))
+    page.goto(f"{live_server.url}/reports/{k['audit'].id}/")
+    card = page.locator("#faithfulness .card", has=page.locator("#weighted-fail-rate")).bounding_box()
+    why = page.locator("#weighted-fail-rate-why")
+    box = why.bounding_box()
+    assert "not computable: stratum 's2'" in why.inner_text()
+    assert card["x"] <= box["x"] and box["x"] + box["width"] <= card["x"] + card["width"]
+    size = lambda sel: float(page.eval_on_selector(sel, "e => parseFloat(getComputedStyle(e).fontSize)"))  # noqa: E731
+    assert size("#weighted-fail-rate-why") < size("#weighted-fail-rate") / 1.5
+    assert page.locator("#weighted-fail-rate").inner_text().strip() == "—"
