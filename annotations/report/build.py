@@ -35,7 +35,9 @@ METHODS = [
     "Judge statistics use claims with both gold and a judge verdict (after the evidence guard); a claim "
     "without a verdict appears in the matrix row 'none'. Population-weighted figures weight each claim by "
     "its answer's sampling weight. The noise floor compares the judge with each annotator against gold on the "
-    "same claims; the gap to the better annotator has a paired cluster-bootstrap interval.",
+    "same claims; the gap to the better annotator has a paired cluster-bootstrap interval. No conclusion is drawn "
+    "while no gold on those claims is adjudicated (each annotator then agrees with gold by construction) or while "
+    "disputes are open (the claims the annotators disagree on are missing).",
 ]
 
 
