@@ -132,7 +132,7 @@ class AnnotatorAgainstAgreedGoldTests(ReportHonestyCase):
         with_gold = sum(x == y for _, a, b, _, _ in KNOWN for x, y in zip(a, b, strict=True))
         e = section(self.page(), "effort")
         row = text(re.search(rf'<tr id="annotator-{ann1.id}">(.*?)</tr>', e).group(1))
-        self.assertIn(f"0 of {with_gold} differ from gold", row)
+        self.assertIn(f"agreed on; 0 of {with_gold} differ from gold", row)
         self.assertEqual(row.count("not informative: gold here is only claims both annotators agreed on"), 1)
         self.assertNotIn("1.000", row)
         per_verdict = re.search(rf'<tr class="per-verdict" id="annotator-{ann1.id}-supported">(.*?)</tr>', e)
