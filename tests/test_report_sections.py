@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from statsmodels.stats.proportion import proportion_confint
 
 from annotations.models import Assignment, GoldLabel
+from audit.models import Audit
 from tests.factories import make_answer, make_dataset, make_user
 from tests.report_helpers import KNOWN, SECONDS_A, known_audit, label_audit, make_stratified_audit, version
 from tests.test_report_page import drill_rows, section, text
@@ -147,8 +148,15 @@ class ReportSectionTests(TestCase):
         self.assertIn(f'id="annotator-{ann1.id}"', html)
         self.assertNotIn(f'id="annotator-{ann2.id}"', html)
         self.assertNotIn("ann2", html)
-        self.assertIn("you and another annotator", html)
         self.assertNotIn("/claims/?", html)  # no drill-down (those lists show the judge)
+        for said in ("differ from gold", "another annotator", "kappa"):  # open: nothing that moves with others' labels
+            self.assertNotIn(said, html)
+        self.assertIn('<td class="num">15</td><td class="num">5</td>', html)  # the effort stays
+        Audit.objects.filter(pk=self.k["audit"].pk).update(status="closed")
+        closed = self.client.get(f"{self.url}mine/").content.decode()
+        self.assertIn("you and another annotator", closed)
+        self.assertIn("differ from gold", closed)
+        self.assertNotIn("ann2", closed)
         self.assertEqual(self.client.get(self.url).status_code, 403)
         self.client.force_login(make_user("stranger", "annotator"))
         self.assertEqual(self.client.get(f"{self.url}mine/").status_code, 404)

@@ -122,7 +122,14 @@ def build_judge(audit, judge_version_id=None):
     return {"judge": judge.build(inputs(audit, judge_version_id))}
 
 
+MINE_WHILE_OPEN = ("annotator", "name", "claims", "answers", "median_minutes")
+
+
 def build_mine(audit, user_id):
-    """One annotator's own figures (no judge data, no other annotator's figures)."""
+    """One annotator's own figures (no judge data, no other annotator's figures). While the audit is open only
+    the effort: agreement with gold or with the other annotator would move as the other's labels come in, and
+    tell, answer by answer, how they labelled (labels stay blind until the audit closes)."""
     rows, pairs = effort.annotators(inputs(audit, None, judged=False), only=user_id)
+    if not audit.is_closed:
+        return {"annotators": [{k: r[k] for k in MINE_WHILE_OPEN} for r in rows], "pairs": [], "blind": True}
     return {"annotators": rows, "pairs": [p | {"names": ["you", "another annotator"]} for p in pairs]}
