@@ -161,3 +161,6 @@ class ProvisionalWordingTests(ReportHonestyCase):
         self.assertIn("provisional: 1 answer not labelled by both yet", f)
         self.assertNotIn("passing-heavy", f)
         self.assertIn("No dispute is open: the answers not labelled by both yet are missing.", f)
+        policies = re.search(r'<p class="muted" id="policies-provisional">(.*?)</p>', self.page(), re.S).group(1)
+        self.assertNotIn("passing-heavy", policies)  # the policies table under it says the same
+        self.assertIn("No dispute is open", policies)

@@ -16,6 +16,7 @@ from django.conf import settings
 
 from annotations.adjudication.selectors import latest_judge_verdicts
 from annotations.models import Assignment, GoldLabel, Label
+from audit.judge.definitions import ref_of
 from audit.lazy import lazy_module
 from audit.models import SCORED_VERDICTS, AuditAnswer, AuditClaim, Claim, Verdict
 from audit.selectors import plain_rows
@@ -226,7 +227,7 @@ def claim_rows(audit, *, names=False):
             for slot in "AB":
                 who = people.get((it["id"], slot), {}).get("who")
                 row += [who, *labels.get((it["id"], slot, c["id"]), NO_LABEL)]  # verdict, evidence, flags, note
-            version = f"{j['judge_version__name']}@{j['judge_version__content_hash'][:12]}" if j else None
+            version = ref_of(j["judge_version__name"], j["judge_version__content_hash"]) if j else None
             row += [
                 j.get("verdict"),
                 j.get("raw_verdict"),

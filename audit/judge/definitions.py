@@ -91,7 +91,12 @@ def version_name(definition_name, number):
 def version_ref(version):
     """NAME@HASH (the hash's first REF_HASH_CHARS): how the gold export names a verdict's version, and a form
     version_lookup accepts."""
-    return f"{version.name}@{version.content_hash[:REF_HASH_CHARS]}"
+    return ref_of(version.name, version.content_hash)
+
+
+def ref_of(name, content_hash):
+    """version_ref from a version's name and content hash (the export reads them as values)."""
+    return f"{name}@{content_hash[:REF_HASH_CHARS]}"
 
 
 def current_version(definition):
