@@ -6,7 +6,7 @@ from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
 from playwright.sync_api import sync_playwright
 
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, make_assigned_audit, make_user
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -115,3 +115,22 @@ def login(live_server):
 def _clear_cache():
     # One test's cached values must not leak into the next (the login throttle is in the database).
     cache.clear()
+
+
+@pytest.fixture
+def open_workspace(live_server, page, login):
+    """open_workspace(init_script=None): an annotator's one-answer audit (2 claims, 2 passages) open in the page at
+    its first claim, the script (if any) added before the page loads; returns (the assignment, its first claim)."""
+
+    def do(init_script=None):
+        ann = make_user("ann", "annotator")
+        _, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
+        first = mine[0].audit_answer.answer.claims.order_by("position").first()
+        if init_script:
+            page.add_init_script(init_script)
+        login(page, ann)
+        page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+        page.wait_for_selector(f"#claim-{first.pk}.current")
+        return mine[0], first
+
+    return do

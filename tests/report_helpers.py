@@ -1,6 +1,7 @@
 """Builders for report tests: an audit with known labels, gold and judge verdicts, as real rows; and the
 Korn-Graubard interval written out, for expected values."""
 
+from django.test import TestCase
 from scipy.stats import beta, t
 
 from annotations.models import Assignment, GoldLabel, Label
@@ -111,3 +112,17 @@ def kg_interval(p, var, n, strata):
     lo = 0.0 if x == 0 else beta.ppf(0.025, x, n_star - x + 1)
     hi = 1.0 if x == n_star else beta.ppf(0.975, x + 1, n_star - x)
     return lo, hi
+
+
+class KnownAuditCase(TestCase):
+    """The known audit (known_audit()) built once for the class, and its lead logged in; self.url: its report."""
+
+    @classmethod
+    def setUpTestData(cls):
+        cls.k = known_audit()
+        cls.audit = cls.k["audit"]
+        cls.lead = make_user("lead", "lead")
+
+    def setUp(self):
+        self.client.force_login(self.lead)
+        self.url = f"/reports/{self.audit.id}/"

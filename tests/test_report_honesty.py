@@ -5,24 +5,12 @@ are open; tied annotators are called tied. Expected values are computed here fro
 
 import re
 
-from django.test import TestCase
-
 from annotations.models import Assignment, GoldLabel
-from tests.factories import make_user
-from tests.report_helpers import KNOWN, known_audit
+from tests.report_helpers import KNOWN, KnownAuditCase
 from tests.test_report_page import section, text
 
 
-class ReportHonestyCase(TestCase):
-    @classmethod
-    def setUpTestData(cls):
-        cls.k = known_audit()
-        cls.audit = cls.k["audit"]
-        cls.lead = make_user("lead", "lead")
-
-    def setUp(self):
-        self.client.force_login(self.lead)
-
+class ReportHonestyCase(KnownAuditCase):
     def page(self):
         r = self.client.get(f"/reports/{self.audit.id}/")
         self.assertEqual(r.status_code, 200)

@@ -16,7 +16,15 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from annotations.models import Assignment, GoldLabel, Label
 from audit.models import Audit
 from tests.factories import make_answer, make_dataset, make_user
-from tests.report_helpers import KNOWN, kg_interval, known_audit, label_audit, make_stratified_audit, version
+from tests.report_helpers import (
+    KNOWN,
+    KnownAuditCase,
+    kg_interval,
+    known_audit,
+    label_audit,
+    make_stratified_audit,
+    version,
+)
 
 
 def section(html, sid):
@@ -42,17 +50,7 @@ def ac1(t):
     return (np.trace(t) / n - pe) / (1 - pe)
 
 
-class ReportPageTests(TestCase):
-    @classmethod
-    def setUpTestData(cls):
-        cls.k = known_audit()
-        cls.audit = cls.k["audit"]
-        cls.lead = make_user("lead", "lead")
-
-    def setUp(self):
-        self.client.force_login(self.lead)
-        self.url = f"/reports/{self.audit.id}/"
-
+class ReportPageTests(KnownAuditCase):
     def get(self, url=None, **params):
         r = self.client.get(url or self.url, params)
         self.assertEqual(r.status_code, 200)

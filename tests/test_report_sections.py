@@ -7,14 +7,21 @@ import re
 from html import unescape
 
 from django.db import connection
-from django.test import TestCase, override_settings
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from statsmodels.stats.proportion import proportion_confint
 
 from annotations.models import Assignment, GoldLabel
 from audit.models import Audit
 from tests.factories import make_answer, make_dataset, make_user
-from tests.report_helpers import KNOWN, SECONDS_A, known_audit, label_audit, make_stratified_audit, version
+from tests.report_helpers import (
+    KNOWN,
+    SECONDS_A,
+    KnownAuditCase,
+    label_audit,
+    make_stratified_audit,
+    version,
+)
 from tests.test_report_page import drill_rows, section, text
 
 BAD = ("contradicted", "unsupported")
@@ -24,17 +31,7 @@ def judge_verdict(v):
     return "unsupported" if v == "U!" else v
 
 
-class ReportSectionTests(TestCase):
-    @classmethod
-    def setUpTestData(cls):
-        cls.k = known_audit()
-        cls.audit = cls.k["audit"]
-        cls.lead = make_user("lead", "lead")
-
-    def setUp(self):
-        self.client.force_login(self.lead)
-        self.url = f"/reports/{self.audit.id}/"
-
+class ReportSectionTests(KnownAuditCase):
     def page(self):
         r = self.client.get(self.url)
         self.assertEqual(r.status_code, 200)

@@ -250,15 +250,9 @@ HOLD_SENDS = """
 
 
 def test_it_presses_again_on_the_fresh_row_what_was_pressed_while_the_row_saved(
-    live_server, page, login, transactional_db
+    live_server, page, login, open_workspace, transactional_db
 ):
-    ann = make_user("ann", "annotator")
-    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
-    c0 = mine[0].audit_answer.answer.claims.order_by("position").first()
-    page.add_init_script(HOLD_SENDS)  # the test decides when the first save leaves the browser
-    login(page, ann)
-    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
-    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    a, c0 = open_workspace(HOLD_SENDS)  # the test decides when the first save leaves the browser
     page.evaluate("window.hold = true")
     page.keyboard.press("1")  # supported: its request is held
     page.wait_for_function("() => window.held.length === 1")
@@ -278,15 +272,9 @@ def test_it_presses_again_on_the_fresh_row_what_was_pressed_while_the_row_saved(
 
 
 def test_it_turns_a_flag_back_when_it_is_pressed_again_while_its_own_save_is_in_flight(
-    live_server, page, login, transactional_db
+    live_server, page, login, open_workspace, transactional_db
 ):
-    ann = make_user("ann", "annotator")
-    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
-    c0 = mine[0].audit_answer.answer.claims.order_by("position").first()
-    page.add_init_script(HOLD_SENDS)
-    login(page, ann)
-    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
-    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    a, c0 = open_workspace(HOLD_SENDS)
     page.evaluate("window.hold = true")
     page.keyboard.press("a")  # not atomic on: its request is held, the button still shows off
     page.wait_for_function("() => window.held.length === 1")
@@ -300,13 +288,10 @@ def test_it_turns_a_flag_back_when_it_is_pressed_again_while_its_own_save_is_in_
     assert page.js_errors == []
 
 
-def test_it_says_a_press_is_not_saved_once_the_session_has_ended(live_server, page, login, transactional_db):
-    ann = make_user("ann", "annotator")
-    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
-    c0 = mine[0].audit_answer.answer.claims.order_by("position").first()
-    login(page, ann)
-    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
-    page.wait_for_selector(f"#claim-{c0.pk}.current")
+def test_it_says_a_press_is_not_saved_once_the_session_has_ended(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace()
     cookies = page.context.cookies()
     page.context.clear_cookies()  # the session is gone, as after the idle timeout or a logout in another tab
     page.context.add_cookies([c for c in cookies if c["name"] != "sessionid"])
@@ -321,19 +306,16 @@ def test_it_says_a_press_is_not_saved_once_the_session_has_ended(live_server, pa
 
 
 def test_it_says_the_page_is_out_of_date_when_a_new_login_rotated_its_csrf_token(
-    live_server, page, login, transactional_db
+    live_server, page, login, open_workspace, transactional_db
 ):
-    ann = make_user("ann", "annotator")
-    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
-    c0 = mine[0].audit_answer.answer.claims.order_by("position").first()
-    login(page, ann)
-    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
-    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    a, c0 = open_workspace()
     other = page.context.new_page()
     other.goto(f"{live_server.url}/")
     other.click("text=Log out")
     other.wait_for_url("**/login/**")
-    login(other, ann)  # logged out and in again in another tab: a new CSRF secret, the first tab's token is stale
+    login(
+        other, a.annotator
+    )  # logged out and in again in another tab: a new CSRF secret, the first tab's token is stale
     other.close()
     page.keyboard.press("1")
     page.wait_for_function("() => /out of date/.test(document.querySelector('#save-status').textContent)")

@@ -211,19 +211,14 @@ def test_it_splits_real_passages_at_glued_full_stops_but_not_at_abbreviations_or
 
 
 def test_it_takes_letter_keys_with_caps_lock_on_and_says_why_shift_enter_does_nothing_when_read_only(
-    live_server, page, login, transactional_db
+    live_server, page, login, open_workspace, transactional_db
 ):
-    ann = make_user("ann", "annotator")
-    audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=2, n_passages=2)
-    c0 = mine[0].audit_answer.answer.claims.order_by("position").first()
-    login(page, ann)
-    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
-    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    a, c0 = open_workspace()
     caps_a = "new KeyboardEvent('keydown', {key: 'A', bubbles: true, cancelable: true, modifierCapsLock: true})"
     page.evaluate(f"document.activeElement.dispatchEvent({caps_a})")  # Caps Lock on, no Shift: 'A' is a
     page.wait_for_selector(f"#claim-{c0.pk} [name=not_atomic][aria-pressed=true]")
     assert Label.objects.get(claim=c0).flag_not_atomic is True
-    Assignment.objects.filter(pk=mine[0].pk).update(status="submitted")
+    Assignment.objects.filter(pk=a.pk).update(status="submitted")
     page.reload()
     page.wait_for_selector(".ws-locked")
     page.keyboard.press("Shift+Enter")
