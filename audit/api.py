@@ -82,8 +82,17 @@ class DatasetOut(Schema):
     claims_not_located: int = Field(alias="n_unlocated")
 
 
+class Pages(LimitOffsetPagination):
+    """Ninja's limit and offset, bounded: a value past them is a 400 naming it (an offset over 64 bits reached
+    the database and failed there)."""
+
+    class Input(Schema):
+        limit: int = Field(100, ge=1, le=1000)
+        offset: int = Field(0, ge=0, le=2**31)
+
+
 @router.get("/datasets", response={200: list[DatasetOut], **ERRORS}, summary="Datasets with their counts")
-@paginate(LimitOffsetPagination)
+@paginate(Pages)
 def datasets(request):
     need(request)
     return dataset_counts()

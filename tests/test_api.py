@@ -210,6 +210,20 @@ class DatasetsTests(ApiCase):
         with self.assertNumQueries(5):
             self.assertEqual(len(self.call("get", "/datasets?limit=10").json()["items"]), 7)
 
+    def test_it_refuses_a_page_limit_or_offset_out_of_bounds_naming_it(self):
+        make_answer(make_dataset("a"))
+        for query, field in (
+            ("offset=99999999999999999999", "offset"),  # over 64 bits: it reached the database, a 500
+            ("offset=9223372036854775808", "offset"),
+            ("limit=99999999999999999999", "limit"),
+            ("limit=1001", "limit"),
+            ("limit=0", "limit"),
+        ):
+            r = self.call("get", f"/datasets?{query}")
+            self.assertEqual(r.status_code, 400, (query, r.content[:300]))
+            self.assertIn(field, json.dumps(r.json()), query)
+        self.assertEqual(self.call("get", "/datasets?limit=1000&offset=2147483648").status_code, 200)
+
 
 class JudgeRunTests(ApiCase):
     def test_it_starts_an_offline_run_and_reports_its_progress(self):

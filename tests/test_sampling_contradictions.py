@@ -5,11 +5,13 @@ sample can reach; and what the audit page offers for an audit with nothing to la
 import datetime as dt
 import json
 
+import pytest
+from django.core.exceptions import ValidationError
 from django.test import TestCase
 
 from annotations.models import Assignment
 from audit.models import Audit, JudgeRun
-from audit.sampling.services import audit_create
+from audit.sampling.services import audit_create, audit_preview
 from claimaudit.services import api_token_create
 from tests.factories import make_answers, make_audit, make_dataset, make_user
 
@@ -135,8 +137,8 @@ class DetailTests(TestCase):
         self.team = [make_user(f"ann{i}", "annotator") for i in range(2)]
 
     def test_it_disables_assign_for_an_audit_with_nothing_to_label(self):
-        ds = make_dataset("empty")
-        audit = audit_create(name="nothing", dataset=ds, size=10, seed=1)
+        audit = make_audit(make_answers(make_dataset("empty"), 1), name="nothing", status="draft")
+        audit.items.all().delete()  # an empty sample (one is no longer created; an older one may exist)
         r = self.client.get(f"/audits/{audit.id}/")
         self.assertContains(r, "Nothing to label: the sample is empty.")
         self.assertContains(r, '<button type="submit" disabled>Assign and start labelling</button>', html=False)
@@ -166,3 +168,16 @@ class AlreadyAuditedTests(TestCase):
         r = self.client.post("/audits/new/", data | {"exclude_audited": "on"}, headers=HX)
         self.assertContains(r, "<strong>7</strong> answers")
         self.assertNotContains(r, "already in an audit:")
+
+
+class EmptyPopulationTests(TestCase):
+    def test_it_refuses_to_create_an_audit_from_an_empty_population_naming_the_filter(self):
+        ds = make_dataset("pool")
+        make_answers(ds, 6, claims=1, prefix="e")
+        preview = audit_preview(dataset=ds, population_filter={"meta": {"model": "nope"}}, size=5)
+        assert preview["population_size"] == 0
+        assert [n["field"] for n in preview["notes"]] == ["meta_filters"]
+        with pytest.raises(ValidationError) as e:
+            audit_create(name="t-empty", dataset=ds, population_filter={"meta": {"model": "nope"}}, size=5, seed=1)
+        assert list(e.value.message_dict) == ["meta_filters"]
+        assert not Audit.objects.filter(name="t-empty").exists()

@@ -154,19 +154,19 @@ def design_notes(labelled, sizes, size, min_per_stratum):
     total, notes = sum(N for _, N in labelled), []
     strata = sum(1 for _, N in labelled if N)
     if total and size > total:
-        notes.append(_note("size", f"size {size} is above the population's {total} answers: all {total} are taken"))
+        notes.append(note("size", f"size {size} is above the population's {total} answers: all {total} are taken"))
     lower = sum(min(min_per_stratum, N) for _, N in labelled)
     if min_per_stratum and lower > min(size, total):
-        notes.append(_note(
+        notes.append(note(
             "min_per_stratum",
             f"at least {min_per_stratum} in each of {strata} strata needs {lower} answers, more than the "
             f"sample's {sum(sizes)}: the sample is spread as evenly as the minimum allows instead",
         ))  # fmt: skip
     left = sum(1 for (_, N), k in zip(labelled, sizes, strict=True) if N and not k)
     if left and strata > sum(sizes):
-        notes.append(_note("strata", too_many_strata(strata, sum(sizes), left)))
+        notes.append(note("strata", too_many_strata(strata, sum(sizes), left)))
     elif left:
-        notes.append(_note(
+        notes.append(note(
             "min_per_stratum",
             f"{left} strat{'um gets' if left == 1 else 'a get'} no answer (inclusion probability 0: "
             f"not weighted back to the population); a minimum of 1 per stratum includes {'it' if left < 2 else 'them'}",
@@ -174,10 +174,18 @@ def design_notes(labelled, sizes, size, min_per_stratum):
     return notes
 
 
-FIELD_LABELS = {"size": "Size", "min_per_stratum": "Min per stratum", "strata": "Strata keys"}
+FIELD_LABELS = {
+    "size": "Size",
+    "min_per_stratum": "Min per stratum",
+    "strata": "Strata keys",
+    "meta_filters": "Metadata filters",
+    "created_from": "Created from",
+    "exclude_audited": "Exclude answers already in an audit",
+    "dataset": "Dataset",
+}
 
 
-def _note(field, message):
+def note(field, message):
     return {"field": field, "label": FIELD_LABELS[field], "message": message}
 
 
@@ -195,4 +203,4 @@ def drawn_notes(design):
     if not left:
         return []
     message = f"{left} strat{'um' if left == 1 else 'a'} of this design got no sample (inclusion probability 0): "
-    return [_note("strata", message + "not weighted back to the population, and listed as such in the report")]
+    return [note("strata", message + "not weighted back to the population, and listed as such in the report")]

@@ -74,6 +74,9 @@ def audit_preview(
         labelled, size, allocation_method, min_per_stratum=min_per_stratum, fail_rates=rates, seed=seed
     )
     table = allocation.design_table(labelled, sizes, rates if allocation_method == allocation.NEYMAN else None)
+    notes = allocation.design_notes(labelled, sizes, size, min_per_stratum)
+    if not sum(N for _, N in labelled):
+        notes.insert(0, allocation.note(emptied_by(f), EMPTY_POPULATION))
     return {
         "population_size": sum(N for _, N in labelled),
         "sample_size": sum(sizes),
@@ -84,8 +87,22 @@ def audit_preview(
         "keys": keys,
         "filter": f,
         "meta_fields": fields,
-        "notes": allocation.design_notes(labelled, sizes, size, min_per_stratum),
+        "notes": notes,
     }
+
+
+EMPTY_POPULATION = "no answer of the dataset is in this population: nothing to sample (widen the filter)"
+
+
+def emptied_by(population_filter):
+    """The field most likely to have emptied the population: the metadata filter, else the date window, else
+    the exclusion of audited answers, else the dataset itself."""
+    f = population_filter or {}
+    if f.get("meta"):
+        return "meta_filters"
+    if f.get("created_from") or f.get("created_to"):
+        return "created_from"
+    return "exclude_audited" if f.get("exclude_audited") else "dataset"
 
 
 @transaction.atomic
@@ -120,6 +137,8 @@ def audit_create(
         expected_fail_rates=expected_fail_rates,
         seed=seed,
     )
+    if not p["population_size"]:
+        raise ValidationError({emptied_by(p["filter"]): EMPTY_POPULATION})
     strata = sum(1 for row in p["design"] if row["population"])
     if strata > p["sample_size"]:  # most strata would get nothing: refused rather than drawn with zeros
         left = sum(1 for row in p["design"] if row["population"] and not row["sample"])
