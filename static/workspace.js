@@ -3,8 +3,8 @@
 (() => {
   "use strict";
   const root = document.getElementById("ws"); if (!root) return;
-  const NS = window.ClaimAudit, list = document.getElementById("claims");
-  const $ = (sel) => document.querySelector(sel), rows = () => Array.from(list.querySelectorAll("li.claim"));
+  const NS = window.ClaimAudit, list = document.getElementById("claims"), $ = (sel) => document.querySelector(sel);
+  const rows = () => Array.from(list.querySelectorAll("li.claim")), edit = (el) => el && (el.focus(), el.setSelectionRange(el.value.length, el.value.length)); // typing goes after the note
   const rowOf = (pk) => pk && document.getElementById(`claim-${pk}`), rowId = (el) => el.closest && (el.closest("li.claim") || {}).id;
   const locked = root.dataset.locked === "1", later = [], READ_ONLY = "Read-only: this answer is submitted or the audit is closed.";
   let current = null, busy = null, refocus = null, pending = 0, last = Date.now(); // busy: the row whose save is in flight
@@ -47,7 +47,7 @@
     j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1), "?": click("[data-dialog=shortcuts]"),
     e: () => press("[value=attach]"), x: () => press("[value=clear]"), 0: () => press("[value='']"), Backspace: () => press("[value='']"),
     a: () => press("[name=not_atomic]"), c: () => press("[name=needs_context]"), t: () => press("[name=true_not_in_passages]"),
-    n: () => row() && row().querySelector("textarea").focus(), m: () => $("#answer-note").focus(), o: click("#omission"),
+    n: () => edit(row() && row().querySelector("textarea")), m: () => edit($("#answer-note")), o: click("#omission"),
     u: click("#undo"), "Ctrl+z": click("#undo"), "[": click("#prev-answer", "No earlier answer."), "]": click("#next-answer", "No later answer."),
     "Shift+Enter": () => (locked ? NS.say(READ_ONLY, true) : $("#submit-box").requestSubmit()), // queued behind the saves in flight (hx-sync)
   };

@@ -153,6 +153,11 @@ class QueueFilterTests(TestCase):
         self.client.force_login(adj)
         open_ = self.client.get("/adjudicate/", {"status": "open"}).content.decode()
         assert f"/answers/{item.id}/?claim={claim.id}" in open_
+        url = f"/adjudicate/{audit.id}/answers/{item.id}/"
+        r = self.client.post(f"{url}take-all/", {"slot": "b", "reason": ""})  # refused: no reason
+        assert r.status_code == 302 and r.url == f"{url}?take=b"
+        page = self.client.get(r.url).content.decode()
+        assert '<option value="b" selected>' in page and "A reason is required" in page  # B's kept, not A's again
         r = self.client.post(f"/adjudicate/{audit.id}/answers/{item.id}/take-all/", {"slot": "b", "reason": "B right"})
         assert r.status_code in (200, 302), r.content[:300]
         gold = GoldLabel.objects.get(audit=audit, claim=claim)

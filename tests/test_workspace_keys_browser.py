@@ -224,3 +224,18 @@ def test_it_takes_letter_keys_with_caps_lock_on_and_says_why_shift_enter_does_no
     page.keyboard.press("Shift+Enter")
     page.wait_for_function("() => /Read-only/.test(document.querySelector('#save-status').textContent)")
     assert page.js_errors == []
+
+
+def test_it_puts_the_caret_after_an_existing_note_when_n_opens_it(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace()
+    page.keyboard.press("n")
+    page.keyboard.type("first")
+    page.keyboard.press("Escape")  # leaves the note: it saves
+    page.wait_for_function("() => document.querySelector('#save-status').textContent === 'Saved'")
+    page.reload()
+    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    page.keyboard.press("n")
+    page.keyboard.type(", then more")
+    assert page.locator(f"#c{c0.pk}-note").input_value() == "first, then more"

@@ -122,6 +122,8 @@ def take_all(request, audit_id, item_id):
         messages.success(request, f"Took {slot.upper()}'s label for {n} claim{'s' if n != 1 else ''}.")
     except services.AdjudicationError as e:
         messages.error(request, f"Nothing taken: {e}")
+        if slot in ("a", "b"):  # the page comes back with the slot chosen, not A's again
+            return redirect(f"{reverse('adjudicate', args=[audit_id, item_id])}?take={slot}")
     return redirect("adjudicate", audit_id, item_id)
 
 
