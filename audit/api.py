@@ -184,12 +184,15 @@ def answers_export(request, name: str):
 
 
 class RunIn(Schema):
+    """Exactly one of dataset (its name) and audit (its id). A field this endpoint does not know is refused."""
+
+    model_config = {"extra": "forbid"}
     dataset: str | None = None
     audit: int | None = None
     backend: Literal["anthropic", "offline"] = "anthropic"
     use_batch: bool = False
-    budget_usd: float | None = None
-    budget_tokens: int | None = None
+    budget_usd: float | None = Field(None, gt=0)
+    budget_tokens: int | None = Field(None, gt=0)
 
 
 class RunOut(Schema):
@@ -227,7 +230,7 @@ def judge_run_start(request, payload: RunIn):
     try:
         run = judge_run_create(user=request.auth, audit=audit, **payload.dict(exclude={"audit"}))
     except JudgeRunError as e:
-        raise BadRequest(str(e)) from None
+        raise BadRequest(str(e), [{"field": e.field, "message": str(e)}] if e.field else []) from None
     judge_run_enqueue(run)
     return Status(202, judge_selectors.judge_run(run.pk))
 

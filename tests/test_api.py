@@ -244,6 +244,26 @@ class JudgeRunTests(ApiCase):
         self.assertEqual(err["errors"][0]["field"], "payload.backend")
         self.assertError(self.call("post", "/judge-runs", body={"audit": 999, "backend": "offline"}), 404)
         self.assertError(self.call("get", "/judge-runs/999"), 404)
+        fields = {
+            json.dumps(body): [
+                e["field"] for e in self.assertError(self.call("post", "/judge-runs", body=body), 400)["errors"]
+            ]
+            for body in (
+                {"dataset": "none", "backend": "offline"},
+                {"backend": "offline"},
+                {"dataset": "none", "backend": "offline", "budget_usd": -1},
+                {
+                    "dataset": "none",
+                    "backend": "offline",
+                    "judge_version": 9999,
+                },  # not a field here: refused, not ignored
+                {"answers": [1], "backend": "offline"},
+            )
+        }
+        self.assertEqual(
+            list(fields.values()),
+            [["dataset"], ["dataset"], ["payload.budget_usd"], ["payload.judge_version"], ["payload.answers"]],
+        )
         self.assertEqual(JudgeRun.objects.count(), 0)
 
 

@@ -19,7 +19,11 @@ BACKENDS = ("anthropic", "offline")
 
 
 class JudgeRunError(ValueError):
-    """A run cannot be created as asked; the message says why."""
+    """A run cannot be created as asked; the message says why, `field` which input it is about."""
+
+    def __init__(self, message, field=None):
+        super().__init__(message)
+        self.field = field
 
 
 def judge_run_create(
@@ -37,22 +41,24 @@ def judge_run_create(
     """A queued run over a dataset, an audit's sample, or explicit answers (exactly one of them).
     dataset and audit may be given as objects or by name; answers as objects or ids."""
     if backend not in BACKENDS:
-        raise JudgeRunError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+        raise JudgeRunError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}", "backend")
     if sum(x is not None for x in (dataset, audit, answers)) != 1:
-        raise JudgeRunError("give exactly one of dataset, audit or answers")
+        raise JudgeRunError("give exactly one of dataset, audit or answers", "dataset")
     for name, value in (("budget_usd", budget_usd), ("budget_tokens", budget_tokens)):
         if value is not None and value <= 0:
-            raise JudgeRunError(f"{name} must be positive, got {value}")
+            raise JudgeRunError(f"{name} must be positive, got {value}", name)
     if isinstance(dataset, str):
         dataset = _by_name(Dataset, dataset)
     if isinstance(audit, str):
         audit = _by_name(Audit, audit)
     if audit is not None and audit.is_closed:  # its report and gold are frozen; the lab scores versions on its answers
-        raise JudgeRunError(f"audit {audit.name} is closed: it is not judged again (score a version in the judge lab)")
+        raise JudgeRunError(
+            f"audit {audit.name} is closed: it is not judged again (score a version in the judge lab)", "audit"
+        )
     if version is not None:  # a chosen judge version (audit.judge.definitions) decides the backend
         backend = "offline" if version.kind == JudgeVersion.Kind.OFFLINE else "anthropic"
     if backend == "anthropic" and not settings.ANTHROPIC_API_KEY:
-        raise JudgeRunError("ANTHROPIC_API_KEY is not set: set it, or use the offline backend")
+        raise JudgeRunError("ANTHROPIC_API_KEY is not set: set it, or use the offline backend", "backend")
     version = version or (anthropic_version() if backend == "anthropic" else offline_version())
     answer_ids = [getattr(a, "pk", a) for a in answers] if answers is not None else []
     run = JudgeRun(
@@ -76,7 +82,7 @@ def _by_name(model, name):
     try:
         return model.objects.get(name=name)
     except model.DoesNotExist:
-        raise JudgeRunError(f"no {model._meta.verbose_name} named {name!r}") from None
+        raise JudgeRunError(f"no {model._meta.verbose_name} named {name!r}", model._meta.model_name) from None
 
 
 def scope_of(*, dataset=None, audit=None):
