@@ -320,11 +320,16 @@ class OpenWorkTests(TestCase):
         event = HistoryEvent.objects.get(person=self.ann3, action="work_reassigned")
         assert (event.new, event.user) == ({"to": "ann2", "moved": 2, "kept": 1}, self.lead)
 
-    def test_it_never_gives_an_answer_to_its_other_annotator(self):
-        r = self.client.post(f"/people/{self.ann3.pk}/reassign/", {"to": self.ann1.pk}, follow=True)
-        assert "0 open assignments of ann3 moved to ann1." in r.content.decode()
-        assert "the two annotators of an answer must differ" in r.content.decode()
+    def test_it_never_offers_or_gives_an_answer_to_its_other_annotator(self):
+        page = self.client.get(f"/people/{self.ann3.pk}/").content.decode()
+        form = page.split(f'action="/people/{self.ann3.pk}/reassign/"')[1].split("</form>")[0]
+        assert ">ann1</option>" not in form and ">ann2</option>" in form  # ann1: the other annotator of all three
+        r = self.client.post(f"/people/{self.ann3.pk}/reassign/", {"to": self.ann1.pk})
+        assert r.status_code == 400 and "Select a valid choice" in r.content.decode()
         assert Assignment.objects.filter(annotator=self.ann3).count() == 3
+        self.client.post(f"/people/{self.ann2.pk}/roles/", {"roles": ["adjudicator"]})  # nobody left who can take them
+        page = self.client.get(f"/people/{self.ann3.pk}/").content.decode()
+        assert 'id="no-taker"' in page and f'action="/people/{self.ann3.pk}/reassign/"' not in page
 
     def test_it_refuses_a_bad_target_with_400_naming_the_field(self):
         for bad in ("", "x", str(self.ann3.pk), str(self.lead.pk), "9" * 30):

@@ -3,8 +3,10 @@ import unicodedata
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.db.models import Count, Q, Subquery
 
 from annotations.assignments import selectors as assignment_selectors
+from annotations.models import Assignment
 from audit import roles
 
 ROLE_CHOICES = [(short, short) for short in roles.BY_SHORT_NAME]
@@ -38,5 +40,11 @@ class ReassignForm(forms.Form):
 
     def __init__(self, *args, person, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["to"].queryset = self.fields["to"].queryset.exclude(pk=person.pk)
+        # offered: whoever can take at least one of the person's assignments not started (who is not already the
+        # other annotator of every one of them); one query, run when the select renders
+        waiting = Assignment.objects.filter(annotator=person, status=Assignment.Status.ASSIGNED)
+        total = waiting.order_by().values("annotator").annotate(n=Count("pk")).values("n")
+        on_them = Count("assignments", filter=Q(assignments__audit_answer__in=waiting.values("audit_answer")))
+        takers = self.fields["to"].queryset.exclude(pk=person.pk).annotate(on_them=on_them)
+        self.fields["to"].queryset = takers.filter(on_them__lt=Subquery(total))
         self.fields["to"].label_from_instance = lambda u: u.get_username()

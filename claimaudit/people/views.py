@@ -126,7 +126,7 @@ def person_reassign(request, user_id):
     messages.success(request, f"{moved} open assignment{'s' if moved != 1 else ''} of {user.username} moved to {to}.")
     if kept:
         reasons = "; ".join(sorted({why for _, why in kept}))
-        messages.warning(request, f"{len(kept)} stay with {user.username} ({reasons}).")
+        messages.warning(request, f"{len(kept)} stay with {user.username} ({reasons.rstrip('.')}).")
     return _back_to(user)
 
 
