@@ -262,3 +262,11 @@ def test_it_computes_effort_and_the_series():
     s = tr.fail_rate_series([point("w1", 30, 400), point("w2", 0, 0), point("w3", 52, 400)])
     assert s[0]["change"]["value"] is None and s[1]["change"]["value"] is None
     assert s[2]["change"]["regression"] is True and s[2]["change"]["value"] == pytest.approx(22 / 400)
+
+
+def test_it_says_no_stratum_has_data_rather_than_blaming_one_when_none_has_any():
+    groups = [("judge=fail", 13, []), ("judge=pass", 87, [])]  # a freshly assigned audit: nothing labelled by both
+    est, var, cover, why = fa.stratified(groups, 0.05, what="answer with complete gold")
+    assert (est, var, why) == (None, None, "no stratum has answer with complete gold")
+    est, _, _, why = fa.stratified([("judge=fail", 13, []), ("judge=pass", 87, [1.0, 0.0])], 0.05)
+    assert est is None and why.startswith("stratum 'judge=fail' holds 13.0% of the population")  # one to blame

@@ -92,6 +92,8 @@ def stratified(groups, min_share, what="data"):
     its design-based variance, and the coverage. Returns (estimate, variance, cover, why)."""
     groups = [(name, N, np.asarray(v, dtype=float)[np.isfinite(np.asarray(v, dtype=float))]) for name, N, v in groups]
     cover = coverage([(name, N, len(v)) for name, N, v in groups], min_share)
+    if not cover["strata_covered"]:  # said first: no stratum is to blame when none has any
+        return None, None, cover, f"no stratum has {what}"
     if cover["blocking"]:
         b = cover["blocking"]
         why = (
@@ -99,8 +101,6 @@ def stratified(groups, min_share, what="data"):
             f"and has no {what}"
         )
         return None, None, cover, why
-    if not cover["strata_covered"]:
-        return None, None, cover, f"no stratum has {what}"
     if cover["covered_population"] <= 0:
         return None, None, cover, "the strata have no population size"
     used = [(name, N, v) for name, N, v in groups if len(v)]
