@@ -39,6 +39,35 @@ class MoreShapesTests(Upload):
         self.assertEqual(len(texts(first)), 2)
         self.assertTrue(texts(first)[0].startswith("- In 2022, the USA Supreme Court"))
 
+    def test_it_reads_ragchecker_results_a_file_of_one_object_holding_its_records(self):
+        ragchecker = {  # the shape of RAGChecker's input and output file: records under "results", metrics beside
+            "results": [
+                {
+                    "query_id": "q-7",
+                    "query": "When was the Eiffel Tower completed?",
+                    "gt_answer": "1889",
+                    "response": "It was completed in 1889.",
+                    "retrieved_context": [{"doc_id": "d-3", "text": "The tower was completed in March 1889."}],
+                },
+                {
+                    "query_id": "q-8",
+                    "query": "How tall is it?",
+                    "gt_answer": "330 m",
+                    "response": "About 330 metres.",
+                    "retrieved_context": [{"doc_id": "d-4", "text": "It is 330 metres tall."}],
+                },
+            ],
+            "metrics": {"overall_metrics": {"precision": 0.9}},
+        }
+        batch = self.upload("ragchecker.json", json.dumps(ragchecker).encode())
+        self.assertEqual((batch.created, batch.errors), (2, []))
+        a = Answer.objects.get(external_id="q-7")
+        self.assertEqual((a.question, a.text), ("When was the Eiffel Tower completed?", "It was completed in 1889."))
+        self.assertEqual(
+            list(a.passages.values_list("external_id", "text")), [("d-3", "The tower was completed in March 1889.")]
+        )
+        self.assertEqual(a.meta["gt_answer"], "1889")
+
     def test_it_reads_a_pandas_csv_of_ragas_0_1_with_python_list_cells(self):
         self.assertEqual(self.upload("ragas_v01_fiqa.csv").created, 1)
         a = Answer.objects.get()

@@ -42,7 +42,8 @@ SHAPES = {
         "answer": ("actual_output", "actualOutput"),  # a test run file spells its fields in camelCase
         "passages": ("retrieval_context", "retrievalContext"),
     },
-    "langchain": {  # a chain's output, or a LangSmith run (inputs, outputs, start_time)
+    "langchain": {  # a chain's output, or a LangSmith run (inputs, outputs, start_time); RAGChecker's results too
+        "id": ("id", "query_id"),
         "question": ("input", "question", "query", "inputs.question", "inputs.query", "inputs.input"),
         "answer": ("answer", "result", "output", "outputs.answer", "outputs.result", "outputs.output", "response"),
         "passages": (
@@ -54,6 +55,7 @@ SHAPES = {
             "outputs.documents",
             "contexts",
             "passage",
+            "retrieved_context",
         ),
         "created_at": ("created_at", "start_time"),
     },
@@ -76,6 +78,9 @@ JOINED = {"deepeval": ("retrieval_context", "context")}
 # A .json file holding one object may keep its records in a list under one of these keys (a DeepEval test
 # run: testCases; a pulled DeepEval dataset: goldens); multi-turn lists beside them are not answers.
 RECORD_LISTS = ("testCases", "test_cases", "goldens")
+# A file that is one object holding its records under a general name (RAGChecker writes "results"): taken when
+# the list holds objects
+LISTS_OF_RECORDS = ("results", "records", "data", "examples", "samples", "rows", "items")
 MULTI_TURN = ("conversationalTestCases", "conversational_test_cases", "conversationalGoldens")
 
 
@@ -299,6 +304,8 @@ def _passage(item, mapping):
         item = p
     if "page_content" in item and "text" not in item:
         return _document(item)
+    if "id" not in item and "doc_id" in item:  # RAGChecker's retrieved_context: {doc_id, text}
+        item = {"id": item["doc_id"], **{k: v for k, v in item.items() if k != "doc_id"}}
     return item
 
 
@@ -342,8 +349,13 @@ def _document_id(doc, md):
 def record_list(obj):
     """The key of the list of records in a file that is one object (formats.RECORD_LISTS), or None."""
     if isinstance(obj, dict):
-        return next((k for k in RECORD_LISTS if isinstance(obj.get(k), list)), None)
+        key = next((k for k in RECORD_LISTS if isinstance(obj.get(k), list)), None)
+        return key or next((k for k in LISTS_OF_RECORDS if _objects(obj.get(k))), None)
     return None
+
+
+def _objects(value):
+    return isinstance(value, list) and bool(value) and all(isinstance(x, dict) for x in value[:20])
 
 
 def file_fields(obj, key):

@@ -19,7 +19,7 @@ from audit.ingest.parse import RecordError
 def json_file(stream, lim, adapt):
     """A .json file: an array, one object spread over lines, or JSON lines (a first line that parses)."""
     head = stream.peek(1 << 16)[: 1 << 16].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if not head.startswith(b"[") and not (head.startswith(b"{") and not _json_lines(head)):
+    if not head.startswith(b"[") and not (head.startswith(b"{") and (not _json_lines(head) or _holds_records(head))):
         yield from jsonl_file(stream, lim, adapt)
         return
     cap = lim.get("array_bytes")  # a gzipped file: parsed whole, an array is held to what an upload may be
@@ -41,6 +41,12 @@ def _json_lines(head):
     first, newline, rest = head.partition(b"\n")
     second = rest.lstrip(b" \t\r\n").partition(b"\n")[0]
     return not newline or _whole(first) is not None or isinstance(_whole(second), dict)
+
+
+def _holds_records(head):
+    """A .json file of one line that is one object holding a list of records (formats.record_list)."""
+    first, _, rest = head.partition(b"\n")
+    return not rest.strip() and formats.record_list(_whole(first)) is not None
 
 
 def _whole(line):
