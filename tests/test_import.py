@@ -225,6 +225,22 @@ class BadInputTests(TestCase):
         self.assertFails(jsonl(rec(1), rec(2, answer="  ")), 2, "answer", "empty")
         self.assertFails(jsonl(rec(1, question="")), 1, "question", "empty")
 
+    def test_it_keeps_a_passage_retrieved_twice_in_its_place_and_refuses_one_id_on_two_texts(self):
+        twice = {"id": "p1", "source": "wiki", "text": "Paris is the capital of France."}
+        passages = [twice, {"id": "p2", "source": "wiki", "text": "About 2.1 million."}, twice, twice]
+        batch = run(jsonl(rec(1, passages=passages)))
+        self.assertEqual((batch.status, batch.errors), ("done", []))
+        kept = list(
+            Passage.objects.filter(answer__external_id="a1")
+            .order_by("position")
+            .values_list("external_id", "text", "meta")
+        )
+        self.assertEqual([k[0] for k in kept], ["p1", "p2", "p1#2", "p1#3"])  # positions kept: answers cite [n]
+        self.assertEqual((kept[2][1], kept[2][2]), (twice["text"], {"duplicate_of": "p1"}))
+        self.before = counts()
+        other = [twice, {"id": "p1", "source": "wiki", "text": "Lyon is in France."}]
+        self.assertFails(jsonl(rec(2, passages=other)), 1, "passages[1].id", "on another text")
+
     def test_it_rejects_duplicate_ids_within_the_file(self):
         self.assertFails(jsonl(rec(1), rec(2), rec(1)), 3, "id", "already on line 1")
 

@@ -218,19 +218,28 @@ def _part_meta(item, known, out, line, field, errors):
 
 
 def _passages(items, line, lim, errors):
-    out, seen = [], set()
+    """A retriever that returned one chunk twice (the same id, text and source) keeps both, in place (an answer
+    cites passages by position): the second as `<id>#2` with meta.duplicate_of. The same id on other text is
+    refused: a claim's passage_id could not say which it means."""
+    out, seen = [], {}
     for i, p in enumerate(items):
         field = f"passages[{i}]"
         if not _is_object(p, line, field, errors):
             continue
         pid = _id(p, "id", line, field, lim, errors)
-        if pid in seen:
-            errors.append(RecordError(line, f"{field}.id", f"duplicate passage id {pid!r}"))
-        seen.add(pid)
         source = _text(p, "source", line, field, lim, errors, required=False, allow_empty=True, max_chars=500)
         text = _text(p, "text", line, field, lim, errors, allow_empty=True)
         passage = {"id": pid, "source": source, "text": text}
         _part_meta(p, PASSAGE_FIELDS, passage, line, field, errors)
+        if pid in seen and seen[pid] != (text, source):
+            errors.append(RecordError(line, f"{field}.id", f"duplicate passage id {pid!r} on another text"))
+        elif pid in seen:
+            n = 2
+            while f"{pid}#{n}" in seen:
+                n += 1
+            passage["id"] = f"{pid}#{n}"
+            passage["meta"] = {**passage.get("meta", {}), "duplicate_of": pid}
+        seen.setdefault(passage["id"], (text, source))
         out.append(passage)
     return out
 
