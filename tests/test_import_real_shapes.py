@@ -177,6 +177,21 @@ class LangChainTests(Upload):
             (source, text[:15], meta), ("docs/plans.md", "Single sign-on ", {"title": "Plans", "type": "Document"})
         )
 
+    def test_it_maps_a_langfuse_documents_metadata_source_to_the_passage_source(self):
+        doc = {"content": "Starter: 5 seats.", "metadata": {"source": "kb/pricing.md", "page": 2}}
+        trace = {
+            "id": "t-1",
+            "input": {"question": "How many seats?"},
+            "output": {"answer": "Five."},
+            "observations": [{"name": "retrieve", "output": {"documents": [doc]}}],
+        }
+        mapping = LANGFUSE.replace("created_at=timestamp\n", "") + "\npassage.source=metadata.source"
+        self.assertEqual(
+            self.upload("lf.json", json.dumps([trace]).encode(), format="mapping", mapping=mapping).created, 1
+        )
+        [(_, source, text, meta)] = passages(Answer.objects.get())
+        self.assertEqual((source, text, meta), ("kb/pricing.md", "Starter: 5 seats.", {"metadata": {"page": 2}}))
+
     def test_it_maps_a_langfuse_trace_through_a_list_index(self):
         self.assertEqual(self.upload("langfuse_traces.json", format="mapping", mapping=LANGFUSE).created, 1)
         a = Answer.objects.get()
