@@ -104,7 +104,7 @@ def test_it_is_deterministic_and_versioned(db):
     assert offline.decompose("A is B. C is D.") == offline.decompose("A is B. C is D.")
     v = offline.offline_version()
     assert v == offline.offline_version() and v.kind == "offline" and "offline baseline" in v.label
-    assert v.name == "offline-lexical-v2" and v.spec["threshold"] == offline.THRESHOLD
+    assert v.name == "offline-lexical-v3" and v.spec["threshold"] == offline.THRESHOLD
 
 
 @pytest.mark.django_db
@@ -221,3 +221,12 @@ def test_it_keeps_answer_judgements_current_after_a_run(db):
     run = judge_run_create(backend="offline", answers=[answer])
     judge_run_execute(run.id)
     assert AnswerJudgement.objects.filter(answer=answer, judge_version=run.judge_version).count() == 1
+
+
+def test_it_reads_words_of_every_script_and_cjk_in_pairs_so_a_shared_number_alone_supports_nothing():
+    passages = [("p1", "東京の人口は約1400万人です。大阪は第二の都市です。")]
+    same = offline.verify(passages, "東京の人口は約1400万人です。")
+    other = offline.verify(passages, "名古屋の面積は1400平方キロです。 مرحبا بالعالم")  # shares only 1400
+    assert same["verdict"] == "supported" and same["evidence"] == "東京の人口は約1400万人です。"
+    assert other["verdict"] != "supported"
+    assert offline.decompose("東京は大きい。大阪は古い。") == ["東京は大きい。", "大阪は古い。"]

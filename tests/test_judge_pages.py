@@ -59,7 +59,7 @@ class JudgePagesTests(TestCase):
         # session, user with roles, count, datasets (twice: the select widget reads its first choice), runs
         with self.assertNumQueries(6):
             r = self.client.get("/judge/runs/")
-        self.assertContains(r, "offline-lexical-v2 [offline baseline]")
+        self.assertContains(r, "offline-lexical-v3 [offline baseline]")
         for _ in range(4):
             judge_run_create(backend="offline", dataset=self.ds, user=self.lead)
         with self.assertNumQueries(6):

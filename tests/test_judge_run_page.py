@@ -51,4 +51,4 @@ def test_it_keeps_the_budget_on_an_llm_run(lead_client, settings):
 def test_it_shows_no_empty_wording_on_the_offline_version_page(lead_client):
     page = lead_client.get(f"/judge/versions/{offline_version().pk}/").content.decode()
     assert "<h2>decompose_system</h2>" not in page and "<h2>verify_system</h2>" not in page
-    assert '<code id="version-ref">offline-lexical-v2@' in page
+    assert '<code id="version-ref">offline-lexical-v3@' in page

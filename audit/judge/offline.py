@@ -19,7 +19,7 @@ from audit.judge.offline_decompose import SENTENCE, decompose, decompose_spans  
 from audit.judge.outcome import Outcome
 from audit.models import JudgeVersion
 
-NAME = "offline-lexical-v2"
+NAME = "offline-lexical-v3"
 THRESHOLD = 0.55  # tuned on the RAGTruth demo sample: bench/offline_judge_eval.py --sweep
 CONTRADICT_THRESHOLD = 0.8  # overlap a contradicting sentence needs (without the differing number)
 MIN_WORDS_TO_CONTRADICT = 4  # "must be obtained from the diet" is too short to be contradicted by cue words
@@ -58,7 +58,8 @@ REFUSAL = re.compile(
 )
 # "Passage 2 says", "(step 5)", "Option 1": numbers that name a part of the text, not a fact to match.
 REFERENCE = re.compile(r"\b(?:passages?|steps?|options?)\s+\d+(?:\s*(?:,|and|&|or)\s*\d+)*\b", re.I)
-TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[a-z]+(?:'[a-z]+)?")
+TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:'[^\W\d_]+)?")  # words of any script (a claim's Arabic counts)
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # scripts written without spaces: read in pairs
 WINDOW = 2  # sentences per evidence window
 ELSEWHERE = 0.5  # credit for a claim word found in the same passage but outside the window
 
@@ -77,6 +78,7 @@ def spec():
         "refusal": REFUSAL.pattern,
         "reference": REFERENCE.pattern,
         "token": TOKEN.pattern,
+        "cjk_pairs": CJK.pattern,
         "decompose": offline_decompose.SPEC,
     }
 
@@ -103,9 +105,14 @@ def _stem(word):
     return word
 
 
+def _pieces(token):
+    """A word, or the overlapping character pairs of a run of Chinese, Japanese or Korean (no spaces to cut it)."""
+    return [token[i : i + 2] for i in range(max(1, len(token) - 1))] if CJK.search(token) else [token]
+
+
 def _analyse(text):
     """(tokens, content stems, negated?) of a text."""
-    tokens = TOKEN.findall(text.lower())
+    tokens = [piece for token in TOKEN.findall(text.lower()) for piece in _pieces(token)]
     content = {_stem(t) for t in tokens if t not in STOPWORDS and (len(t) > 1 or t.isdigit())}
     return tokens, content, any(t in NEGATIONS or t.endswith("n't") for t in tokens)
 

@@ -34,7 +34,9 @@ NON_ASSERTIVE = re.compile(
 LEAD_IN_NOISE = re.compile(r"^(?:here (?:is|are)|there are)\s+|,?\s*(?:as follows|the following)\s*$", re.I)
 LIST_MARKER = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 ITEM_LABEL = re.compile(r"[A-Z][\w' -]{0,40}:\s+(?=\S)")  # "Education system: While India's ..."
-SENTENCE = re.compile(r".+?(?:[.!?]+[\"')\]]*(?=\s+[A-Z0-9\"'(]|\s*$)|$)", re.S)
+SENTENCE = re.compile(
+    r".+?(?:[.!?]+[\"')\]]*(?=\s+[A-Z0-9\"'(]|\s*$)|[\u3002\uff01\uff1f]+|$)", re.S
+)  # 。！？ end one too
 CLAUSE_SPLIT = re.compile(r";\s+|,?\s+(?:and|whereas)\s+(?=\S)|,\s+while\s+(?=\S)")
 VERBISH = re.compile(
     r"\b(is|are|was|were|has|have|had|can|could|will|would|may|might|must|should|does|did|do"
@@ -42,7 +44,7 @@ VERBISH = re.compile(
     r"|\w{3,}ed)\b",
     re.I,
 )
-WORD = re.compile(r"[a-z0-9]+", re.I)
+WORD = re.compile(r"[^\W_]+")  # a letter or digit of any script
 FRAGMENT_WORDS = 6  # a list item this short with no verb does not stand alone: it gets the lead-in
 # Only a lead-in that ends like the start of a predicate can take an item ("X are" + "Diarrhea");
 # "here is how to grill a steak:" + "Replace the grate" would read as nonsense, so it is dropped.
@@ -142,6 +144,7 @@ SPEC = {
     "lead_in_noise": LEAD_IN_NOISE.pattern,
     "item_label": ITEM_LABEL.pattern,
     "sentence": SENTENCE.pattern,
+    "word": WORD.pattern,
     "clause_split": CLAUSE_SPLIT.pattern,
     "verbish": VERBISH.pattern,
     "fragment_words": FRAGMENT_WORDS,
