@@ -65,7 +65,7 @@
   document.body.addEventListener("htmx:beforeSwap", () => { refocus = focused(); }); // htmx refocuses only an element with an id
   document.body.addEventListener("htmx:configRequest", (ev) => {
     const elt = ev.detail.elt, p = ev.detail.parameters, sel = p.evidence === "attach" && NS.evidence();
-    NS.say("Saving…");
+    if (ev.detail.verb === "get") return; else NS.say("Saving…"); // a GET fills a dialog: not a save
     if (p.evidence === "attach" && (!sel || sel.error)) {
       ev.preventDefault(); // the text selected in a passage, else the sentence cursor
       return NS.say(sel ? sel.error : "Select the evidence text in a passage (or move the sentence cursor with . and ,), then press e.", true);
@@ -77,8 +77,8 @@
   const FAILED = { 409: "Not saved: the answer is locked.", 422: "Not submitted: see the list below.", 400: "Not saved: see the message." };
   document.body.addEventListener("htmx:afterRequest", (ev) => {
     const xhr = ev.detail.xhr, code = xhr ? xhr.status : 0, elt = ev.detail.elt;
+    if (ev.detail.requestConfig.verb === "get") return; else busy = null; // a dialog's GET leaves the save in flight alone
     const text = /text\/plain/.test(xhr && xhr.getResponseHeader("content-type")) ? xhr.responseText : "";
-    busy = null;
     if (!code) NS.say("Not saved: no connection. Try again.", true);
     else if (code < 400) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
     else NS.say(text || FAILED[code] || `Not saved (error ${code}). Try again.`, true);

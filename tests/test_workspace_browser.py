@@ -347,3 +347,20 @@ def test_it_updates_the_submit_list_as_claims_are_fixed_and_reloads_an_answer_su
     page.wait_for_selector(".ws-locked")  # reloaded read-only, not one refused control at a time
     assert page.locator(f"#claim-{c[0].pk} button[value=supported][disabled], #claims fieldset[disabled]").count() > 0
     assert page.js_errors == []
+
+
+def test_it_still_holds_a_press_when_a_dialog_loads_while_the_row_saves(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace(HOLD_SENDS)
+    page.evaluate("window.hold = true")
+    page.keyboard.press("1")  # the row's save, held
+    page.wait_for_function("() => window.held.length === 1")
+    page.keyboard.press("?")  # the shortcut list's first GET, held too: not a save
+    page.wait_for_function("() => window.held.length === 2")
+    page.keyboard.press("a")  # pressed while the row saves: held by the workspace, pressed again after it
+    page.evaluate("window.release()")
+    page.wait_for_function("() => window.done === 3")  # the save, the dialog's GET, the flag pressed again
+    assert Label.objects.get(claim=c0).flag_not_atomic is True
+    assert HistoryEvent.objects.filter(kind="label").count() == 2
+    assert page.js_errors == []
