@@ -14,9 +14,9 @@ from audit.models import Audit, GuidelinesVersion
 
 
 def guidelines_for(user, audit_id):
-    """The audit's current guidelines with `.html` and `.seen` (this person read some version); None when the
-    audit has none. Two plain queries (one without guidelines): on SQLite the seen check as an EXISTS annotation
-    of the first was slower than both."""
+    """The audit's current guidelines with `.seen` (this person read some version); None when the audit has
+    none. Not rendered: the pages that only gate on them or offer the button do not need the HTML. Two plain
+    queries (one without guidelines): on SQLite the seen check as an EXISTS annotation was slower than both."""
     g = (
         GuidelinesVersion.objects.filter(audit_id=audit_id)
         .order_by("-version")
@@ -25,7 +25,6 @@ def guidelines_for(user, audit_id):
     )
     if g is not None:
         g.seen = GuidelinesSeen.objects.filter(user=user, audit_id=audit_id).exists()
-        g.html = render_markdown(g.text)
     return g
 
 
@@ -55,6 +54,8 @@ def guidelines_read(request, audit_id):
         if g is not None:
             GuidelinesSeen.objects.update_or_create(user=request.user, audit=audit, defaults={"version": g.version})
         return redirect(target)
+    if g is not None:
+        g.html = render_markdown(g.text)  # here only: the page and the dialog that show them
     if request.htmx and g is not None:  # the workspace's and adjudication's dialog, filled when first opened
         return render(request, "guidelines/_dialog.html#guidelines_content", {"guidelines": g})
     return render(request, "guidelines/read.html", {"audit": audit, "guidelines": g, "next": target})
