@@ -192,7 +192,7 @@ class RunIn(Schema):
     backend: Literal["anthropic", "offline"] = "anthropic"
     use_batch: bool = False
     budget_usd: float | None = Field(None, gt=0)
-    budget_tokens: int | None = Field(None, gt=0)
+    budget_tokens: int | None = Field(None, gt=0, le=2**63 - 1)  # the column's 64 bits
 
 
 class RunOut(Schema):

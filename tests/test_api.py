@@ -252,6 +252,7 @@ class JudgeRunTests(ApiCase):
                 {"dataset": "none", "backend": "offline"},
                 {"backend": "offline"},
                 {"dataset": "none", "backend": "offline", "budget_usd": -1},
+                {"dataset": "none", "backend": "offline", "budget_tokens": 2**70},  # over 64 bits: was a 500
                 {
                     "dataset": "none",
                     "backend": "offline",
@@ -262,7 +263,14 @@ class JudgeRunTests(ApiCase):
         }
         self.assertEqual(
             list(fields.values()),
-            [["dataset"], ["dataset"], ["payload.budget_usd"], ["payload.judge_version"], ["payload.answers"]],
+            [
+                ["dataset"],
+                ["dataset"],
+                ["payload.budget_usd"],
+                ["payload.budget_tokens"],
+                ["payload.judge_version"],
+                ["payload.answers"],
+            ],
         )
         self.assertEqual(JudgeRun.objects.count(), 0)
 

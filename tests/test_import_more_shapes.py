@@ -68,6 +68,29 @@ class MoreShapesTests(Upload):
         )
         self.assertEqual(a.meta["gt_answer"], "1889")
 
+    def test_it_reads_a_long_one_line_results_file_and_keeps_a_records_own_data_field(self):
+        results = [
+            {
+                "query_id": f"q-{i}",
+                "query": f"Question {i}?",
+                "response": "x" * 200,
+                "retrieved_context": [{"doc_id": f"d-{i}", "text": "y" * 200}],
+            }
+            for i in range(300)
+        ]
+        one_line = json.dumps({"results": results}).encode()  # json.dump's default: one line, here over 64 KiB
+        self.assertGreater(len(one_line), 1 << 16)
+        self.assertEqual(self.upload("long.json", one_line, dataset="long").created, 300)
+        record = {
+            "id": "r-1",
+            "question": "Q?",
+            "answer": "A.",
+            "passages": [{"id": "p", "text": "A."}],
+            "data": [{"k": 1}, {"k": 2}],
+        }  # a record's own list of objects is its field, not its file's records
+        self.assertEqual(self.upload("one.json", json.dumps(record).encode(), dataset="one").created, 1)
+        self.assertEqual(Answer.objects.get(external_id="r-1").meta, {"data": [{"k": 1}, {"k": 2}]})
+
     def test_it_reads_a_pandas_csv_of_ragas_0_1_with_python_list_cells(self):
         self.assertEqual(self.upload("ragas_v01_fiqa.csv").created, 1)
         a = Answer.objects.get()

@@ -24,6 +24,7 @@ no-op. Errors name the field as the file spells it (`user_input`, not `question`
 
 import hashlib
 import json
+import re
 
 FORMATS = ("auto", "native", "ragas", "deepeval", "langchain", "mapping")
 NATIVE_KEYS = ("id", "question", "answer", "created_at", "meta", "claims", "passages")
@@ -81,6 +82,10 @@ RECORD_LISTS = ("testCases", "test_cases", "goldens")
 # A file that is one object holding its records under a general name (RAGChecker writes "results"): taken when
 # the list holds objects
 LISTS_OF_RECORDS = ("results", "records", "data", "examples", "samples", "rows", "items")
+# how a file holding its records under one of those keys starts (a long one-line file is seen by its start only)
+HOLDS_RECORDS = re.compile(
+    rb'^\{\s*"(?:%s)"\s*:\s*\[\s*\{' % "|".join((*LISTS_OF_RECORDS, "testCases", "test_cases", "goldens")).encode()
+)
 MULTI_TURN = ("conversationalTestCases", "conversational_test_cases", "conversationalGoldens")
 
 
@@ -350,8 +355,19 @@ def record_list(obj):
     """The key of the list of records in a file that is one object (formats.RECORD_LISTS), or None."""
     if isinstance(obj, dict):
         key = next((k for k in RECORD_LISTS if isinstance(obj.get(k), list)), None)
-        return key or next((k for k in LISTS_OF_RECORDS if _objects(obj.get(k))), None)
+        if key or _a_record(obj):  # a record's own field called data or items stays its field
+            return key
+        return next((k for k in LISTS_OF_RECORDS if _objects(obj.get(k))), None)
     return None
+
+
+def _a_record(obj):
+    """Whether an object has a question or an answer of some shape (native or a tool's)."""
+    return any(
+        _has(obj, c)
+        for shape in ({"question": ("question",), "answer": ("answer",)}, *SHAPES.values())
+        for c in (*shape["question"], *shape["answer"])
+    )
 
 
 def _objects(value):

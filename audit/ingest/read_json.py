@@ -44,8 +44,11 @@ def _json_lines(head):
 
 
 def _holds_records(head):
-    """A .json file of one line that is one object holding a list of records (formats.record_list)."""
-    first, _, rest = head.partition(b"\n")
+    """A .json file of one line that is one object holding a list of records (formats.record_list); one longer
+    than the head is known by how it starts."""
+    first, newline, rest = head.partition(b"\n")
+    if not newline and _whole(first) is None:
+        return bool(formats.HOLDS_RECORDS.match(first))
     return not rest.strip() and formats.record_list(_whole(first)) is not None
 
 
