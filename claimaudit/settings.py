@@ -212,7 +212,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "claimaudit.staticfiles.MinifiedStaticFilesStorage"
         if not DEBUG and not envbool("PLAIN_STATIC", False)
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },

@@ -90,7 +90,7 @@
     [cursor, shown] = [{ passage: pid(el), at: spans[i][0], count: count || 1 }, true];
     const loc = draw(true), span = rangeInPassage(cursorRange(loc), loc.all[loc.p]);
     const which = loc.n > 1 ? `sentences ${loc.i + 1}\u2013${loc.i + loc.n}` : `sentence ${loc.i + 1}`;
-    NS.say(`Evidence: passage ${p + 1}, ${which}${span ? `: \u201c${span.text}\u201d` : ""}`);
+    NS.say(`Evidence: passage ${p + 1}, ${which}` + (span ? `: \u201c${span.text}\u201d` : ""));
     return true;
   }
   function move(step) { // over passage boundaries and empty passages; stays at the first or last sentence

@@ -30,7 +30,7 @@
   }
   function refresh() { // each claim's span in the answer coloured by its verdict; the count
     const all = rows(), v = (r) => r.dataset.verdict;
-    all.forEach((r) => document.querySelectorAll(`.claim-span[data-claim="${r.dataset.claim}"]`).forEach((m) => { m.className = `claim-span${v(r) ? ` v-${v(r)}` : ""}`; }));
+    all.forEach((r) => document.querySelectorAll(`.claim-span[data-claim="${r.dataset.claim}"]`).forEach((m) => { m.className = "claim-span" + (v(r) ? ` v-${v(r)}` : ""); }));
     if (all.length) $("#labelled-count").textContent = `(${all.filter(v).length} of ${all.length} labelled)`;
     if (current) select(current);
   }

@@ -1,11 +1,16 @@
 import threading
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
 from playwright.sync_api import sync_playwright
 
+from claimaudit.staticfiles import minified
 from tests.factories import PASSWORD, make_assigned_audit, make_user
 
 CHROMIUM = "/usr/bin/chromium"
@@ -94,6 +99,25 @@ def page(browser):
     context.close()
     live_server_idle()
     assert found == [], f"axe-core: critical or serious violations: {found}"
+
+
+@pytest.fixture(params=["source", "minified"])
+def assets(request, page):
+    """Run a browser test twice: on the static files as written, and on the project's own CSS and JavaScript
+    as `collectstatic` minifies them for production (served to the page in place of the sources)."""
+    served, prefix = [], settings.STATIC_URL.strip("/")
+    if request.param == "minified":
+
+        def serve(route):
+            name = urlsplit(route.request.url).path.removeprefix(f"/{prefix}/")
+            served.append(name)
+            body = minified(name, Path(finders.find(name)).read_text(encoding="utf-8"))
+            route.fulfill(body=body, content_type="text/css" if name.endswith(".css") else "text/javascript")
+
+        for own in ("js", "css"):  # the project's own files are the top level of static/; * stops at a slash
+            page.route(f"**/{prefix}/*.{own}", serve)
+    yield request.param
+    assert request.param == "source" or any(n.endswith(".js") for n in served), "no minified script was served"
 
 
 @pytest.fixture

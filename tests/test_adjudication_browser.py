@@ -14,7 +14,7 @@ def disputed_0_and_2(i, position, slot):
 
 
 @pytest.mark.browser
-def test_it_adjudicates_disputed_claims_with_the_keyboard_only(live_server, page, login, transactional_db):
+def test_it_adjudicates_disputed_claims_with_the_keyboard_only(live_server, page, login, transactional_db, assets):
     ann1, ann2 = make_user("ann1", "annotator"), make_user("ann2", "annotator")
     adj = make_user("adj", "adjudicator")
     audit = make_labelled_audit(ann1, ann2, n_answers=1, verdicts=disputed_0_and_2)

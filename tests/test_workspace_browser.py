@@ -45,7 +45,7 @@ def pressed(page, claim, verdict):
     page.wait_for_selector(f'#claim-{claim.pk} button[value={verdict}][aria-pressed="true"]')
 
 
-def test_it_labels_an_answer_with_the_keyboard_only(live_server, page, login, transactional_db):
+def test_it_labels_an_answer_with_the_keyboard_only(live_server, page, login, transactional_db, assets):
     ann, other = make_annotators()
     audit, mine = make_assigned_audit(ann, other, n_answers=2, n_claims=4, n_passages=3)
     claims = list(mine[0].audit_answer.answer.claims.order_by("position"))

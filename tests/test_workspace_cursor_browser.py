@@ -34,7 +34,7 @@ def assert_evidence(row, passage, text):
     assert passage.text[row.evidence_start : row.evidence_end] == text
 
 
-def test_it_attaches_sentences_as_evidence_with_the_keyboard_only(live_server, page, login, transactional_db):
+def test_it_attaches_sentences_as_evidence_with_the_keyboard_only(live_server, page, login, transactional_db, assets):
     ann = make_user("ann", "annotator")
     audit, mine = make_assigned_audit(ann, n_answers=1, n_claims=3, n_passages=3)
     answer = mine[0].audit_answer.answer
