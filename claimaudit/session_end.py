@@ -10,15 +10,11 @@ from django.views.csrf import csrf_failure as django_csrf_failure
 RELOAD = "Reload the page (copy first any note you have not saved)."
 
 
-def _htmx(request):
-    return request.headers.get("HX-Request") == "true"
-
-
 class LoginRequired(LoginRequiredMiddleware):
     """Django's login requirement for every view not marked login_not_required; 401 for htmx."""
 
     def handle_no_permission(self, request, view_func):
-        if not _htmx(request):
+        if not request.htmx:  # set by HtmxMiddleware before any view middleware runs
             return super().handle_no_permission(request, view_func)
         said = f"Not saved: you are logged out (the session ended). {RELOAD}"
         return HttpResponse(said, status=401, content_type="text/plain; charset=utf-8")
@@ -26,7 +22,7 @@ class LoginRequired(LoginRequiredMiddleware):
 
 def csrf_failure(request, reason=""):
     """CSRF_FAILURE_VIEW: Django's page, or for htmx the line saying the page is out of date."""
-    if not _htmx(request):
+    if not request.htmx:  # set by HtmxMiddleware before any view middleware runs
         return django_csrf_failure(request, reason)
     said = f"Not saved: this page is out of date (you logged in again since it opened). {RELOAD}"
     return HttpResponseForbidden(said, content_type="text/plain; charset=utf-8")

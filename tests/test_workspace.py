@@ -357,6 +357,16 @@ class SubmitTests(WorkspaceTestCase):
         self.assertEqual(listed, {c.pk for c in self.claims[2:]})  # claims 1 and 2 have their verdicts now
         self.assertNotIn("submit-box", self.save(self.claims[2], {"verdict": "unsupported"}).content.decode())
 
+    def test_it_sends_the_submit_list_again_recomputed_with_an_undo_while_the_page_shows_it(self):
+        self.save(self.claims[0], {"verdict": "unsupported"})
+        self.assertContains(self.submit(), 'name="problems_shown"', status_code=422)
+        r = self.client.post(self.url(what="undo/"), {"problems_shown": "1"}, headers=HX)  # claim 1 loses its verdict
+        html = r.content.decode()
+        self.assertIn('hx-swap-oob="true"', html.split('id="submit-box"', 1)[1].split(">", 1)[0])
+        self.assertEqual(set(map(int, re.findall(r'data-goto="(\d+)"', html))), {c.pk for c in self.claims})
+        self.save(self.claims[0], {"verdict": "unsupported"})
+        self.assertNotIn("submit-box", self.client.post(self.url(what="undo/"), headers=HX).content.decode())
+
 
 class TimeTests(WorkspaceTestCase):
     def test_it_adds_capped_active_seconds(self):

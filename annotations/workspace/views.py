@@ -154,7 +154,8 @@ def undo(request, a):
         claim, label, old = services.claim_label_undo(a, user=request.user)
     except (services.Refused, services.Invalid) as e:
         return _refused(HttpResponse(str(e), status=_status(e), content_type="text/plain"), e)
-    return HttpResponse(_row_html(request, a, claim, label, old, oob=True, fresh_note=True))
+    html = _row_html(request, a, claim, label, old, oob=True, fresh_note=True)
+    return HttpResponse(html + (_problems_box(request, a) if request.POST.get("problems_shown") else ""))
 
 
 @owned("POST")
