@@ -12,7 +12,6 @@ A column without a name is left out: pandas' `to_csv()` writes the frame's index
 lim) makes the `adapt` of the format the header shows (see read.adapter).
 """
 
-import ast
 import csv
 import itertools
 import json
@@ -107,11 +106,8 @@ def _cell_json(value):
     except ValueError:
         if not value.lstrip().startswith("["):
             raise
-        try:
-            parsed = ast.literal_eval(value.strip())
-        except (TypeError, MemoryError, RecursionError):  # "[{[]: 1}]": a literal Python cannot build
-            raise ValueError("not a JSON value nor a list of strings") from None
-        if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
+        parsed = formats.listed(value)
+        if parsed is None:
             raise ValueError("not a JSON value nor a list of strings") from None
         return parsed
 

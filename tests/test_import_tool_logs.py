@@ -1,0 +1,91 @@
+"""Acceptance, third round of real shapes (fixtures under tests/fixtures/formats/real/, hand-made in each tool's
+export shape): a TruLens records table (its record_json a string of JSON the mapping reads through), an Arize
+Phoenix span table of a LlamaIndex app (each document's metadata a string of JSON), a Ragas results CSV read back
+by pandas and saved as JSON lines (its lists are the strings pandas wrote), and the sets that are not answer logs
+(LLM-AggreFact, FaithBench, RAGTruth's response.jsonl alone), refused naming what is missing."""
+
+import json
+
+from audit.models import Answer
+from tests.test_import_real_shapes import Upload, passages, texts
+
+TRULENS = "\n".join(
+    [
+        "id=record_id",
+        "question=record_json.main_input",
+        "answer=record_json.main_output",
+        "passages=record_json.calls.0.rets",
+        "created_at=record_json.ts",
+    ]
+)
+PHOENIX = "\n".join(
+    [
+        "question=attributes.input.value",
+        "answer=attributes.output.value",
+        "passages=attributes.retrieval.documents",
+        "passage.id=document.id",
+        "passage.text=document.content",
+        "passage.source=document.metadata.file_path",
+    ]
+)
+
+
+class ToolLogTests(Upload):
+    def test_it_maps_a_trulens_records_table_through_its_record_json_string(self):
+        batch = self.upload("trulens_records.jsonl", format="mapping", mapping=TRULENS)
+        self.assertEqual((batch.created, batch.errors), (2, []))
+        a = Answer.objects.get(external_id="record_hash_0c8e5b1a3f")
+        self.assertEqual(  # main_input, not the input column, which holds the question as JSON ('"When ...?"')
+            (a.question, a.text, a.created_at.isoformat()),
+            (
+                "When was the University of Washington founded?",
+                "The University of Washington was founded in 1861 in Seattle.",
+                "2025-03-11T14:02:51.331712+00:00",
+            ),
+        )
+        self.assertEqual(
+            texts(a),
+            [
+                "The University of Washington, founded in 1861 in Seattle, is a public research university.",
+                "Washington State University was founded in 1890 in Pullman.",
+            ],
+        )
+        self.assertEqual((a.meta["Groundedness"], a.meta["Context Relevance"]), (0.95, 0.5))
+        record = a.meta["record_json"]  # kept as its object, without what became the answer
+        self.assertEqual((record["cost"]["n_tokens"], "main_input" in record), (412, False))
+        self.assertEqual(("rets" in record["calls"][0], record["calls"][1]["args"]["query"]), (False, a.question))
+
+    def test_it_reads_a_phoenix_documents_metadata_written_as_a_string_of_json(self):
+        batch = self.upload("phoenix_spans_llamaindex.jsonl", format="mapping", mapping=PHOENIX)
+        self.assertEqual((batch.created, batch.errors), (1, []))
+        first, second = passages(Answer.objects.get())
+        self.assertEqual(
+            first[:3],
+            (
+                "5c0b9a7e-3f21-4c58-9d0e-6a1f2b7c8d90",
+                "/data/kb/security/data-residency.md",
+                "Enterprise customers can request a dedicated EU data region. Data at rest is encrypted with AES-256.",
+            ),
+        )
+        self.assertEqual(first[3]["document.metadata"]["file_name"], "data-residency.md")
+        self.assertNotIn("file_path", first[3]["document.metadata"])  # it is the source, not stored twice
+        self.assertEqual((second[1], second[3]["document.score"]), ("/data/kb/security/backups.md", 0.7912))
+
+    def test_it_splits_a_list_pandas_wrote_as_text_into_passages_not_one_passage(self):
+        self.assertEqual(self.upload("ragas_csv_reread.jsonl").created, 2)
+        a = Answer.objects.get(question__startswith="Which regions")
+        self.assertEqual(
+            texts(a),
+            [
+                "Workspaces can be hosted in the US (Virginia) or the EU (Frankfurt).",
+                "Moving a workspace between regions isn't supported after creation.",
+            ],
+        )
+        self.assertEqual(a.meta["context_precision"], None)
+        scim = Answer.objects.get(question__startswith="Is SCIM")  # a JSON list as text
+        self.assertEqual(texts(scim), ["SCIM provisioning is included on the Enterprise plan."])
+
+    def test_it_keeps_a_context_string_that_only_looks_like_a_list_as_one_passage(self):
+        rec = {"input": "Which footnote?", "output": "Footnote 2.", "context": "[2] See the appendix.", "id": "fn"}
+        self.upload("fn.jsonl", json.dumps(rec).encode())
+        self.assertEqual(texts(Answer.objects.get()), ["[2] See the appendix."])
