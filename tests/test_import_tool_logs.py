@@ -89,3 +89,39 @@ class ToolLogTests(Upload):
         rec = {"input": "Which footnote?", "output": "Footnote 2.", "context": "[2] See the appendix.", "id": "fn"}
         self.upload("fn.jsonl", json.dumps(rec).encode())
         self.assertEqual(texts(Answer.objects.get()), ["[2] See the appendix."])
+
+
+class NotAnswerLogTests(Upload):
+    """Claim- or summary-level sets have no question: refused, the error naming the fields the record has."""
+
+    def test_it_refuses_llm_aggrefact_faithbench_and_ragtruth_responses_naming_their_fields(self):
+        hint = " (no known shape has these fields: {}; name yours with the mapping format, e.g. question=...)"
+        for name, line, fields in (
+            ("llm_aggrefact.jsonl", 1, "dataset, doc, claim, label"),
+            ("faithbench.json", 1, "sample_id, source, summary, annotations, metadata"),
+            ("ragtruth_response.jsonl", 1, "id, source_id, model, temperature, labels, split, quality, response"),
+        ):
+            with self.subTest(name):
+                errors = self.refused(name)
+                self.assertEqual(
+                    errors[:3],
+                    [
+                        (line, "question", "missing" + hint.format(fields)),
+                        (line, "answer", "missing"),
+                        (line, "passages", "missing"),
+                    ],
+                )
+
+    def test_it_names_the_columns_of_a_csv_no_shape_knows(self):
+        data = b"dataset,doc,claim,label\r\nAggreFact-CNN,The vote was 7-2.,It was unanimous.,0\r\n"
+        errors = {field: message for _, field, message in self.refused("aggrefact.csv", data)}
+        self.assertEqual(
+            errors["question"],
+            "missing column in the CSV header"
+            + " (no known shape has these fields: dataset, doc, claim, label; name yours with the mapping format, e.g."
+            + " question=...)",
+        )
+
+    def test_it_keeps_the_plain_message_when_a_mapping_names_the_fields(self):
+        errors = self.refused("llm_aggrefact.jsonl", format="mapping", mapping="answer=claim\npassages=doc")
+        self.assertEqual(errors, [(1, "question", "missing"), (2, "question", "missing")])

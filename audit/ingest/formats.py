@@ -417,6 +417,24 @@ def file_fields(obj, key):
     return {k: v for k, v in obj.items() if k != key and not isinstance(v, list)}, errors
 
 
+def unknown_shape(fmt, fields):
+    """For a record (or CSV header) read with format auto that has no question, answer or passages of any shape:
+    what to say after "missing", naming its own fields, else ""."""
+    fields = list(fields)
+    if fmt != "auto" or detect(fields) != "native" or {"question", "answer", "passages"} & set(fields):
+        return ""
+    names = ", ".join(fields[:12]) + (", ..." if len(fields) > 12 else "")
+    return f" (no known shape has these fields: {names}; name yours with the mapping format, e.g. question=...)"
+
+
+def hinted(errors, fmt, obj):
+    """A record's errors, its missing question saying so when no shape knows the record's fields."""
+    hint = unknown_shape(fmt, obj) if isinstance(obj, dict) else ""
+    if not hint:
+        return errors
+    return [type(e)(e.line, e.field, e.message + hint) if e.field == "question" else e for e in errors]
+
+
 def renamed(errors, renames):
     """Errors with their native field names spelled as in the file (question -> user_input)."""
     if not renames:

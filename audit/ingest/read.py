@@ -223,7 +223,7 @@ def adapter(fmt, mapping, lim):
     def adapt(obj, line):
         native, renames = formats.to_native(obj, fmt, mapping)
         rec, errors = normalise(native, line, lim)
-        return rec, formats.renamed(errors, renames)
+        return rec, formats.renamed(errors, renames) if renames else formats.hinted(errors, fmt, obj)
 
     return adapt
 

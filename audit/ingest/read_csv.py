@@ -62,12 +62,17 @@ def csv_file(stream, lim, fmt, mapping, adapter):
         header, at = next(reader, None), counter[0]  # the header's line
         width, keep = len(header), _named(header, mapping)
         header = [header[i] for i in keep]
+        hint = formats.unknown_shape(fmt, header)
         fmt, required, json_cols = formats.csv_columns(fmt, mapping, header)
         joined = formats.JOINED.get(fmt, ())
         adapt = adapter(fmt, mapping, lim)
         missing = [c for c in required if c not in header]
         if missing:
-            yield at, None, [RecordError(at, c, "missing column in the CSV header") for c in missing]
+            yield (
+                at,
+                None,
+                [RecordError(at, c, "missing column in the CSV header" + hint * (c == "question")) for c in missing],
+            )
             return
         dupes = {c for c in header if header.count(c) > 1}
         if dupes:
