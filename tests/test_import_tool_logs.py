@@ -125,3 +125,14 @@ class NotAnswerLogTests(Upload):
     def test_it_keeps_the_plain_message_when_a_mapping_names_the_fields(self):
         errors = self.refused("llm_aggrefact.jsonl", format="mapping", mapping="answer=claim\npassages=doc")
         self.assertEqual(errors, [(1, "question", "missing"), (2, "question", "missing")])
+
+    def test_it_lists_the_names_it_looked_for_when_a_langsmith_run_has_no_documents(self):
+        run = {"id": "1f0c2a9e-7b3d-4e15-9c8a-2d4b6f8e0a13", "name": "RunnableSequence", "run_type": "chain"}
+        run |= {"inputs": {"input": "How do I reset MFA?"}, "outputs": {"output": "Ask an admin."}, "error": None}
+        [(line, field, message)] = self.refused("runs.jsonl", json.dumps(run).encode())
+        self.assertEqual((line, field), (1, "context"))
+        self.assertEqual(
+            message,
+            "missing (looked for context, source_documents, documents, outputs.source_documents, outputs.context, "
+            "outputs.documents, contexts, passage, retrieved_context)",
+        )

@@ -170,7 +170,8 @@ def csv_columns(fmt, mapping, header):
 
 
 def to_native(obj, fmt, mapping):
-    """(native object, renames) where renames maps a native field back to the file's own name."""
+    """(native object, renames) where renames maps a native field back to the file's own name, or to the names
+    its shape looked for when the record has none of them."""
     if not isinstance(obj, dict):
         return obj, {}
     if fmt == "auto":
@@ -196,7 +197,8 @@ def to_native(obj, fmt, mapping):
     elif src and isinstance(passages, str) and passages.strip():
         passages = [passages]  # a tool's one string of context (a chain's formatted "context"): one passage
     out["passages"] = _passages(passages, mapping)
-    return out, src
+    absent = {k: c for k, c in SHAPES.get(fmt, {}).items() if len(c) > 1 and not any(_has(obj, x) for x in c)}
+    return out, {**src, **absent}
 
 
 def _fold(out, stray):
@@ -436,12 +438,15 @@ def hinted(errors, fmt, obj):
 
 
 def renamed(errors, renames):
-    """Errors with their native field names spelled as in the file (question -> user_input)."""
+    """Errors with their native field names spelled as in the file (question -> user_input); a field the record
+    has under none of its shape's names is named by the first, its message listing them all."""
     if not renames:
         return errors
     out = []
     for e in errors:
         head = e.field.split(".")[0].split("[")[0]
-        name = renames.get(head)
-        out.append(e if not name else type(e)(e.line, name + e.field[len(head) :], e.message))
+        name, message = renames.get(head), e.message
+        if isinstance(name, tuple):
+            name, message = name[0], f"{message} (looked for {', '.join(name)})" if e.field == head else message
+        out.append(e if not name else type(e)(e.line, name + e.field[len(head) :], message))
     return out
