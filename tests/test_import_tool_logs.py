@@ -136,3 +136,37 @@ class NotAnswerLogTests(Upload):
             "missing (looked for context, source_documents, documents, outputs.source_documents, outputs.context, "
             "outputs.documents, contexts, passage, retrieved_context)",
         )
+
+
+class LongAnswerTests(Upload):
+    def test_it_reads_a_5000_word_answer_with_45_multi_line_passages_from_an_excel_csv(self):
+        sentences = [
+            f"Seal {i} must be inspected every {i % 4 + 1} quarters; replace it above {i} drops a minute."
+            for i in range(550)
+        ]
+        answer = "\r\n\r\n".join(" ".join(sentences[i : i + 10]) for i in range(0, 550, 10))  # 55 paragraphs
+        docs = [
+            {
+                "id": 1000 + i,
+                "source": f"O&M manual rev. C, p. {12 + i}",
+                "text": f'Section {i + 1}.\n"Note"; {sentences[i] * 20}',
+                "score": None,
+            }
+            for i in range(45)
+        ]
+        cells = [
+            "exp-1",
+            "Wie oft muss die Pumpendichtung geprüft werden?",
+            answer,
+            json.dumps(docs, ensure_ascii=False),
+            "gpt-4o",
+        ]
+        row = ";".join('"' + c.replace('"', '""') + '"' for c in cells)
+        data = "\ufeffid;question;answer;passages;model\r\n" + row + "\r\n"
+        self.assertEqual(self.upload("long.csv", data.encode()).created, 1)
+        a = Answer.objects.get()
+        self.assertGreater(len(a.text.split()), 5000)
+        self.assertEqual((a.text, a.meta), (answer, {"model": "gpt-4o"}))
+        stored = passages(a)
+        self.assertEqual([p[0] for p in stored], [str(1000 + i) for i in range(45)])  # in order, integer ids as text
+        self.assertEqual(stored[44][1:], (docs[44]["source"], docs[44]["text"], {"score": None}))
