@@ -6,8 +6,10 @@ by pandas and saved as JSON lines (its lists are the strings pandas wrote), and 
 
 import json
 
+import pandas as pd
+
 from audit.models import Answer
-from tests.test_import_real_shapes import Upload, passages, texts
+from tests.test_import_real_shapes import REAL, Upload, passages, texts
 
 TRULENS = "\n".join(
     [
@@ -170,3 +172,36 @@ class LongAnswerTests(Upload):
         stored = passages(a)
         self.assertEqual([p[0] for p in stored], [str(1000 + i) for i in range(45)])  # in order, integer ids as text
         self.assertEqual(stored[44][1:], (docs[44]["source"], docs[44]["text"], {"score": None}))
+
+
+def stored(dataset):
+    answers = Answer.objects.filter(dataset__name=dataset).order_by("question")
+    return [(a.question, a.text, a.meta, passages(a)) for a in answers]
+
+
+class PandasJsonTests(Upload):
+    """`DataFrame.to_json(path)` without orient= writes columns ({column: {row: value}}), not records."""
+
+    def frame(self):
+        return pd.read_json(REAL / "ragas_results.jsonl", lines=True)
+
+    def test_it_reads_the_rows_of_a_frame_saved_in_to_json_default_columns_orient_and_the_others(self):
+        self.upload("ragas_results.jsonl", dataset="records")
+        for orient in ("columns", "index", "split"):
+            with self.subTest(orient):
+                data = self.frame().to_json(orient=orient).encode()
+                self.assertEqual(data.count(b"\n"), 0)
+                self.assertEqual(self.upload("results.json", data, dataset=orient).created, 3)
+                self.assertEqual(stored(orient), stored("records"))
+
+    def test_it_names_a_bad_row_of_a_frame_by_its_number(self):
+        frame = self.frame()
+        frame.loc[1, "response"] = None
+        errors = self.refused("results.json", frame.to_json().encode())
+        self.assertEqual(errors, [(2, "response", "missing")])
+
+    def test_it_reads_a_long_one_line_frame_by_how_it_starts(self):
+        frame = self.frame()
+        frame.loc[0, "reference"] = "x" * 70_000  # the file's first 64 KiB hold no whole line
+        self.assertEqual(self.upload("results.json", frame.to_json().encode()).created, 3)
+        self.assertEqual(len(Answer.objects.get(question__startswith="How long").meta["reference"]), 70_000)

@@ -44,12 +44,13 @@ def _json_lines(head):
 
 
 def _holds_records(head):
-    """A .json file of one line that is one object holding a list of records (formats.record_list); one longer
-    than the head is known by how it starts."""
+    """A .json file of one line that is one object holding a list of records (formats.record_list) or a pandas
+    frame (formats.frame_rows); one longer than the head is known by how it starts."""
     first, newline, rest = head.partition(b"\n")
     if not newline and _whole(first) is None:
-        return bool(formats.HOLDS_RECORDS.match(first))
-    return not rest.strip() and formats.record_list(_whole(first)) is not None
+        return bool(formats.HOLDS_RECORDS.match(first) or formats.A_FRAME.match(first))
+    whole = _whole(first)
+    return not rest.strip() and (formats.record_list(whole) is not None or formats.frame_rows(whole) is not None)
 
 
 def _whole(line):
@@ -62,7 +63,7 @@ def _whole(line):
 
 
 def _json_object(text, adapt):
-    """One object: a record, or records in a list under a key of formats.RECORD_LISTS."""
+    """One object: a record, records in a list under a key of formats.RECORD_LISTS, or a pandas frame's rows."""
     constants = _Constants()
     try:
         obj = json.loads(text, parse_constant=constants)
@@ -71,6 +72,12 @@ def _json_object(text, adapt):
         return
     except RecursionError:
         yield 1, None, [RecordError(1, "", "malformed JSON: too deeply nested")]
+        return
+    rows = formats.frame_rows(obj)
+    if rows is not None:  # a pandas frame: a row's number stands for its line (the file is one line)
+        for line, row in enumerate(rows, 1):
+            bad = constants.error(row, line)
+            yield (line, None, [bad]) if bad else (line, *adapt(row, line))
         return
     key = formats.record_list(obj)
     if key is None:
