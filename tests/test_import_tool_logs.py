@@ -73,6 +73,19 @@ class ToolLogTests(Upload):
         self.assertNotIn("file_path", first[3]["document.metadata"])  # it is the source, not stored twice
         self.assertEqual((second[1], second[3]["document.score"]), ("/data/kb/security/backups.md", 0.7912))
 
+    def test_it_reads_a_deepeval_evaluation_result_dumped_with_its_test_results(self):
+        self.assertEqual(self.upload("deepeval_evaluation_result.json").created, 2)
+        a = Answer.objects.get(meta__name="test_case_0")
+        self.assertEqual(
+            (a.question, texts(a)),
+            (
+                "How fast does support answer?",
+                ["Premium support is available 24/7 by phone.", "Standard support answers within one business day."],
+            ),
+        )
+        self.assertEqual((a.meta["metrics_data"][0]["score"], a.meta["additional_metadata"]["plan"]), (0.5, "standard"))
+        self.assertEqual(a.meta["file"], {"confident_link": None, "test_run_id": None})
+
     def test_it_splits_a_list_pandas_wrote_as_text_into_passages_not_one_passage(self):
         self.assertEqual(self.upload("ragas_csv_reread.jsonl").created, 2)
         a = Answer.objects.get(question__startswith="Which regions")

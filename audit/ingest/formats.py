@@ -79,15 +79,14 @@ CSV_JSON = {
 # List fields a shape's own tool may write as one string, joined with "|" (DeepEval's save_as, CSV and JSONL).
 JOINED = {"deepeval": ("retrieval_context", "context")}
 # A .json file holding one object may keep its records in a list under one of these keys (a DeepEval test
-# run: testCases; a pulled DeepEval dataset: goldens); multi-turn lists beside them are not answers.
-RECORD_LISTS = ("testCases", "test_cases", "goldens")
+# run: testCases; a pulled DeepEval dataset: goldens; evaluate()'s EvaluationResult dumped: test_results);
+# multi-turn lists beside them are not answers.
+RECORD_LISTS = ("testCases", "test_cases", "goldens", "test_results")
 # A file that is one object holding its records under a general name (RAGChecker writes "results"): taken when
 # the list holds objects
 LISTS_OF_RECORDS = ("results", "records", "data", "examples", "samples", "rows", "items")
 # how a file holding its records under one of those keys starts (a long one-line file is seen by its start only)
-HOLDS_RECORDS = re.compile(
-    rb'^\{\s*"(?:%s)"\s*:\s*\[\s*\{' % "|".join((*LISTS_OF_RECORDS, "testCases", "test_cases", "goldens")).encode()
-)
+HOLDS_RECORDS = re.compile(rb'^\{\s*"(?:%s)"\s*:\s*\[\s*\{' % "|".join((*LISTS_OF_RECORDS, *RECORD_LISTS)).encode())
 # how a pandas frame saved by to_json starts: orient "columns" ({"col": {"0": ...), "index" ({"0": {...), "split"
 A_FRAME = re.compile(rb'^\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"0"\s*:|"0"\s*:\s*\{|"columns"\s*:\s*\[)')
 MULTI_TURN = ("conversationalTestCases", "conversational_test_cases", "conversationalGoldens")
