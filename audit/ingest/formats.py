@@ -458,7 +458,7 @@ def unknown_shape(fmt, fields):
 
 def hinted(errors, fmt, obj):
     """A record's errors, its missing question saying so when no shape knows the record's fields."""
-    hint = unknown_shape(fmt, obj) if isinstance(obj, dict) else ""
+    hint = unknown_shape(fmt, obj) if errors and isinstance(obj, dict) else ""
     if not hint:
         return errors
     return [type(e)(e.line, e.field, e.message + hint) if e.field == "question" else e for e in errors]
