@@ -87,8 +87,6 @@ RECORD_LISTS = ("testCases", "test_cases", "goldens", "test_results")
 LISTS_OF_RECORDS = ("results", "records", "data", "examples", "samples", "rows", "items")
 # how a file holding its records under one of those keys starts (a long one-line file is seen by its start only)
 HOLDS_RECORDS = re.compile(rb'^\{\s*"(?:%s)"\s*:\s*\[\s*\{' % "|".join((*LISTS_OF_RECORDS, *RECORD_LISTS)).encode())
-# how a pandas frame saved by to_json starts: orient "columns" ({"col": {"0": ...), "index" ({"0": {...), "split"
-A_FRAME = re.compile(rb'^\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"0"\s*:|"0"\s*:\s*\{|"columns"\s*:\s*\[)')
 MULTI_TURN = ("conversationalTestCases", "conversational_test_cases", "conversationalGoldens")
 
 
@@ -398,32 +396,6 @@ def record_list(obj):
             return key
         return next((k for k in LISTS_OF_RECORDS if _objects(obj.get(k))), None)
     return None
-
-
-def frame_rows(obj):
-    """The rows of a pandas frame saved by to_json in its default orient, "columns" ({column: {index: value}}), or
-    in "index" ({index: {column: value}}) or "split" ({columns, index, data}); else None. A frame of the first two
-    is told by its index, pandas' default: the row numbers "0", "1", ... as keys."""
-    if not isinstance(obj, dict) or not obj:
-        return None
-    if set(obj) in ({"columns", "index", "data"}, {"columns", "data"}):
-        columns, data = obj["columns"], obj["data"]
-        rows = isinstance(columns, list) and isinstance(data, list)
-        if rows and all(isinstance(r, list) and len(r) == len(columns) for r in data):
-            return [dict(zip(columns, r, strict=True)) for r in data]
-        return None
-    if not all(isinstance(v, dict) for v in obj.values()):
-        return None
-    if _row_numbers(obj):
-        return list(obj.values())
-    index = list(next(iter(obj.values())))
-    if _row_numbers(index) and all(list(v) == index for v in obj.values()):
-        return [{column: values[i] for column, values in obj.items()} for i in index]
-    return None
-
-
-def _row_numbers(keys):
-    return all(isinstance(k, str) and k.isascii() and k.isdecimal() for k in keys)
 
 
 def _a_record(obj):
