@@ -1,8 +1,10 @@
 """Acceptance, third round of real shapes (fixtures under tests/fixtures/formats/real/, hand-made in each tool's
 export shape): a TruLens records table (its record_json a string of JSON the mapping reads through), an Arize
 Phoenix span table of a LlamaIndex app (each document's metadata a string of JSON), a Ragas results CSV read back
-by pandas and saved as JSON lines (its lists are the strings pandas wrote), and the sets that are not answer logs
-(LLM-AggreFact, FaithBench, RAGTruth's response.jsonl alone), refused naming what is missing."""
+by pandas and saved as JSON lines (its lists are the strings pandas wrote), DeepEval's evaluate() result dumped, a
+frame saved by pandas' to_json in its default (columns) orient, a 5,000-word answer in an Excel-style CSV, and the
+sets that are not answer logs (LLM-AggreFact, FaithBench, RAGTruth's response.jsonl alone, a LangSmith chain run
+without its documents), refused naming what is missing."""
 
 import json
 
