@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.files.uploadedfile import InMemoryUploadedFile, SimpleUploadedFile
 from django.test import TestCase, override_settings
 from django_tasks_db.models import DBTaskResult
 
+from audit.ingest.services import import_upload
 from audit.models import Answer, ImportBatch
 from claimaudit.services import api_token_create
 from tests.factories import make_user, worker_run
@@ -31,6 +32,28 @@ def stored(dataset):
         (a.external_id, a.question, a.text, a.meta, list(a.passages.values_list("external_id", "text", "meta")))
         for a in Answer.objects.filter(dataset__name=dataset).order_by("external_id")
     ]
+
+
+class ReadCounted(io.BytesIO):
+    """A file that counts the bytes read from it."""
+
+    bytes_read = 0
+
+    def read(self, n=-1):
+        data = super().read(n)
+        self.bytes_read += len(data)
+        return data
+
+    def readinto(self, buf):
+        n = super().readinto(buf)
+        self.bytes_read += n
+        return n
+
+
+def stored_plain(test, data):
+    """What the plain (not gzipped) file stores."""
+    test.upload("plain.jsonl", data, dataset="plain")
+    return stored("plain")
 
 
 class Upload(TestCase):
@@ -155,6 +178,17 @@ class InlineOrQueuedTests(Upload):
     def test_it_imports_a_small_gzipped_upload_in_the_request(self):
         with self.settings(IMPORT_INLINE_BYTES=5_000):
             self.assertEqual(self.upload("small.jsonl.gz", gzip.compress(JSONL)).status, "done")
+
+    def test_it_inflates_a_small_gzipped_upload_once_and_records_it_as_sent(self):
+        data = gzip.compress(JSONL)
+        file = ReadCounted(data)
+        upload = InMemoryUploadedFile(file, "file", "once.jsonl.gz", "application/gzip", len(data), None)
+        with self.settings(IMPORT_INLINE_BYTES=5_000):
+            batch = import_upload(upload, dataset_name="once", user=None)
+        self.assertEqual((batch.status, batch.created), ("done", 2))
+        self.assertEqual(file.bytes_read, len(data))  # measured and imported from one read of the upload
+        self.assertEqual((batch.bytes_done, batch.file_sha256), (len(data), hashlib.sha256(data).hexdigest()))
+        self.assertEqual(stored("once"), stored_plain(self, JSONL))
 
     def test_it_queues_a_small_gzipped_upload_by_the_size_it_inflates_to(self):
         rows = [json.loads(line) | {"question": f"Q{i}?"} for i, line in enumerate(JSONL.splitlines() * 20)]

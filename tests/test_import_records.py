@@ -50,6 +50,13 @@ class RecordsTests(TestCase):
         assert '<th class="num">Records</th>' in page and table_counts(page)[:2] == ["3", "3"]
         assert ImportBatch.objects.get(file_name="quoted.csv").lines == 5  # header and a quoted newline: 5 lines
 
+    def test_it_says_a_refused_import_imported_no_records_not_how_many_it_read_before_stopping(self):
+        rows = native_rows()[:2] + ["a2,Q2?,,[]"]  # two good records, then one without an answer
+        r = self.upload("refused.csv", csv_rows("id,question,answer,passages", rows))
+        assert r.status_code == 400 and ImportBatch.objects.get().records_done == 2
+        counts = table_counts(self.client.get("/import/").content.decode())
+        assert counts == ['<span class="muted">none imported</span>', "0", "0", "0"]
+
     def test_it_says_the_command_read_records(self):
         out = io.StringIO()
         path = REAL / "deepeval_test_run.json"

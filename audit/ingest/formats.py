@@ -7,11 +7,12 @@ string joined with "|" is split again), `langchain` chain outputs (input/questio
 answer/result/output/response, context/source_documents/documents/contexts/passage of documents), also as a
 LangSmith run (the same fields under `inputs` and `outputs`, start_time as created_at), and `mapping` (any shape,
 through `target=source` pairs such as `question=prompt` or `passage.text=content`; a source may be a dotted path
-into nested objects and lists, e.g. `observations.0.output`, and a field named with dots, as flattened tables have,
-is read whole). `auto` detects the format of each record from its fields. In every format a passage may be a plain
-string or a LangChain-style document (page_content, metadata with id/source/title/url/..., also as LangChain
-serialises it: {"lc": 1, "kwargs": {...}}); in a tool's shape (not native) the passages field may also be one string
-of context, taken as one passage.
+into nested objects and lists, e.g. `observations.0.output`; a field named with dots, as flattened tables have,
+is read whole, and a string of JSON on the way, as TruLens' record_json, is read through). `auto` detects the
+format of each record from its fields. In every format a passage may be a plain string or a LangChain-style
+document (page_content, metadata with id/source/title/url/..., also as LangChain serialises it: {"lc": 1,
+"kwargs": {...}}); in a tool's shape (not native) the passages field may also be one string of context, taken as
+one passage, or a list written as text (JSON, or the Python literal pandas writes).
 
 A field with a native name (id, created_at, meta, claims, ...) keeps its meaning unless the shape takes that native
 field from another one: then it goes into `meta`. The fields a shape takes are left out of `meta`, down to the leaf
@@ -22,6 +23,7 @@ A record or passage without an id gets a stable one derived from its content, so
 no-op. Errors name the field as the file spells it (`user_input`, not `question`).
 """
 
+import ast
 import hashlib
 import json
 import re
@@ -77,15 +79,14 @@ CSV_JSON = {
 # List fields a shape's own tool may write as one string, joined with "|" (DeepEval's save_as, CSV and JSONL).
 JOINED = {"deepeval": ("retrieval_context", "context")}
 # A .json file holding one object may keep its records in a list under one of these keys (a DeepEval test
-# run: testCases; a pulled DeepEval dataset: goldens); multi-turn lists beside them are not answers.
-RECORD_LISTS = ("testCases", "test_cases", "goldens")
+# run: testCases; a pulled DeepEval dataset: goldens; evaluate()'s EvaluationResult dumped: test_results);
+# multi-turn lists beside them are not answers.
+RECORD_LISTS = ("testCases", "test_cases", "goldens", "test_results")
 # A file that is one object holding its records under a general name (RAGChecker writes "results"): taken when
 # the list holds objects
 LISTS_OF_RECORDS = ("results", "records", "data", "examples", "samples", "rows", "items")
 # how a file holding its records under one of those keys starts (a long one-line file is seen by its start only)
-HOLDS_RECORDS = re.compile(
-    rb'^\{\s*"(?:%s)"\s*:\s*\[\s*\{' % "|".join((*LISTS_OF_RECORDS, "testCases", "test_cases", "goldens")).encode()
-)
+HOLDS_RECORDS = re.compile(rb'^\{\s*"(?:%s)"\s*:\s*\[\s*\{' % "|".join((*LISTS_OF_RECORDS, *RECORD_LISTS)).encode())
 MULTI_TURN = ("conversationalTestCases", "conversational_test_cases", "conversationalGoldens")
 
 
@@ -168,7 +169,8 @@ def csv_columns(fmt, mapping, header):
 
 
 def to_native(obj, fmt, mapping):
-    """(native object, renames) where renames maps a native field back to the file's own name."""
+    """(native object, renames) where renames maps a native field back to the file's own name, or to the names
+    its shape looked for when the record has none of them."""
     if not isinstance(obj, dict):
         return obj, {}
     if fmt == "auto":
@@ -189,10 +191,13 @@ def to_native(obj, fmt, mapping):
     if "id" not in out:
         out["id"] = _derived_id("a", obj)
     passages = out.get("passages")
-    if src and isinstance(passages, str) and passages.strip():
+    if src and listed(passages) is not None:
+        passages = listed(passages)
+    elif src and isinstance(passages, str) and passages.strip():
         passages = [passages]  # a tool's one string of context (a chain's formatted "context"): one passage
     out["passages"] = _passages(passages, mapping)
-    return out, src
+    absent = {k: c for k, c in SHAPES.get(fmt, {}).items() if len(c) > 1 and not any(_has(obj, x) for x in c)}
+    return out, {**src, **absent}
 
 
 def _fold(out, stray):
@@ -215,21 +220,53 @@ def _index(part):
     return int(part) if part.isascii() and part.isdecimal() and len(part) < 10 else None
 
 
+def _json_text(value):
+    """A string holding a JSON object or list (TruLens' record_json, a pandas frame's dict column written by
+    to_json) as that object or list; else the value itself."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            return value
+        return parsed if isinstance(parsed, (dict, list)) else value
+    return value
+
+
+def _key(obj, parts):
+    """How many of the path's parts the longest key of obj spelt with their dots takes (flattened exports name
+    fields `attributes.input.value`, Phoenix's documents `document.metadata`), else 0."""
+    return next((j for j in range(len(parts), 0, -1) if ".".join(parts[:j]) in obj), 0)
+
+
+def listed(text):
+    """A list written as text: JSON (a log table's text column), or a list of strings as a Python literal (how
+    pandas writes a list column to CSV; read back and saved with to_json, it is that string). Else None."""
+    if not isinstance(text, str) or not text.lstrip().startswith("["):
+        return None
+    value = _json_text(text.strip())
+    if isinstance(value, list):
+        return value
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # "[{[]: 1}]": Python cannot build it
+        return None
+    return value if isinstance(value, list) and all(isinstance(x, str) for x in value) else None
+
+
 def _get(obj, path, missing=None):
-    """The value at a dotted path; at each level a key spelt with the dots of the rest of the path wins
-    (flattened exports name fields `attributes.input.value`)."""
+    """The value at a dotted path; at each level the longest key spelt with the path's dots wins, a list takes
+    an index, and a string of JSON is read through."""
     parts = path.split(".")
-    for i, part in enumerate(parts):
-        rest = ".".join(parts[i:])
-        if isinstance(obj, dict) and i < len(parts) - 1 and rest in obj:
-            return obj[rest]
-        n = _index(part) if isinstance(obj, list) else None
-        if n is not None and n < len(obj):
-            obj = obj[n]
-        elif isinstance(obj, dict) and part in obj:
-            obj = obj[part]
+    while parts:
+        j = _key(obj, parts) if isinstance(obj, dict) else 0
+        n = _index(parts[0]) if isinstance(obj, list) else None
+        if j:
+            obj, parts = obj[".".join(parts[:j])], parts[j:]
+        elif n is not None and n < len(obj):
+            obj, parts = obj[n], parts[1:]
         else:
             return missing
+        obj = _json_text(obj) if parts else obj
     return obj
 
 
@@ -237,31 +274,31 @@ def _rest(obj, paths):
     """obj without what the shape takes from it: whole fields, and the leaves of dotted paths."""
     out = dict(obj)
     for path in paths:
-        left = _without(out, path)
+        left = _without(out, path.split("."))
         out = {} if left is _GONE else left
     return out
 
 
-def _without(value, path):
-    """A copy of value (object or list) without the leaf at a dotted path, read as _get reads it (a key spelt
-    with the path's dots wins); _GONE when nothing else is left."""
-    if isinstance(value, dict) and path in value:
-        out = {k: v for k, v in value.items() if k != path}
-        return out or _GONE
-    head, _, tail = path.partition(".")
-    if isinstance(value, dict) and head in value and tail:
-        left, out = _without(value[head], tail), dict(value)
-        if left is _GONE:
-            del out[head]
-        else:
-            out[head] = left
-        return out or _GONE
-    n = _index(head) if isinstance(value, list) else None
-    if n is not None and n < len(value):
-        left, out = _without(value[n], tail) if tail else _GONE, list(value)
-        out[n] = None if left is _GONE else left  # the other items keep their positions
+def _without(value, parts):
+    """A copy of value (object or list) without the leaf at a path, read as _get reads it (JSON text a path
+    goes into stays as its object); _GONE when nothing else is left."""
+    j = _key(value, parts) if isinstance(value, dict) else 0
+    n = _index(parts[0]) if isinstance(value, list) else None
+    if j:
+        key, out = ".".join(parts[:j]), dict(value)
+    elif n is not None and n < len(value):
+        key, out, j = n, list(value), 1
+    else:
+        return value
+    left = _without(_json_text(value[key]), parts[j:]) if parts[j:] else _GONE
+    if isinstance(out, list):
+        out[key] = None if left is _GONE else left  # the other items keep their positions
         return out
-    return value
+    if left is _GONE:
+        del out[key]
+    else:
+        out[key] = left
+    return out or _GONE
 
 
 def _derived_id(prefix, value):
@@ -381,13 +418,34 @@ def file_fields(obj, key):
     return {k: v for k, v in obj.items() if k != key and not isinstance(v, list)}, errors
 
 
+def unknown_shape(fmt, fields):
+    """For a record (or CSV header) read with format auto that has no question, answer or passages of any shape:
+    what to say after "missing", naming its own fields, else ""."""
+    fields = list(fields)
+    if fmt != "auto" or detect(fields) != "native" or {"question", "answer", "passages"} & set(fields):
+        return ""
+    names = ", ".join(fields[:12]) + (", ..." if len(fields) > 12 else "")
+    return f" (no known shape has these fields: {names}; name yours with the mapping format, e.g. question=...)"
+
+
+def hinted(errors, fmt, obj):
+    """A record's errors, its missing question saying so when no shape knows the record's fields."""
+    hint = unknown_shape(fmt, obj) if errors and isinstance(obj, dict) else ""
+    if not hint:
+        return errors
+    return [type(e)(e.line, e.field, e.message + hint) if e.field == "question" else e for e in errors]
+
+
 def renamed(errors, renames):
-    """Errors with their native field names spelled as in the file (question -> user_input)."""
+    """Errors with their native field names spelled as in the file (question -> user_input); a field the record
+    has under none of its shape's names is named by the first, its message listing them all."""
     if not renames:
         return errors
     out = []
     for e in errors:
         head = e.field.split(".")[0].split("[")[0]
-        name = renames.get(head)
-        out.append(e if not name else type(e)(e.line, name + e.field[len(head) :], e.message))
+        name, message = renames.get(head), e.message
+        if isinstance(name, tuple):
+            name, message = name[0], f"{message} (looked for {', '.join(name)})" if e.field == head else message
+        out.append(e if not name else type(e)(e.line, name + e.field[len(head) :], message))
     return out

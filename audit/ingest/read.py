@@ -2,10 +2,11 @@
 
 The kind of a file is its name's suffix; a .json or .jsonl file (the API's body has no name of its own) that starts
 with Parquet's magic bytes is read as Parquet. A gzipped file (`logs.jsonl.gz`, or any body starting with gzip's
-magic bytes) is inflated as it is read, up to IMPORT_MAX_INFLATED_BYTES; Parquet compresses itself and is refused
-gzipped. A file starting with a UTF-16 byte order mark (Excel's "Unicode Text") is read as UTF-8. Each kind has its
-module: read_json (JSON lines and .json files), read_csv, read_parquet. Every record goes through formats.to_native
-(the format named, or detected) before validation (parse.normalise).
+magic bytes) is inflated as it is read, up to IMPORT_MAX_INFLATED_BYTES (a small web upload once, in memory, by
+inline_file); Parquet compresses itself and is refused gzipped. A file starting with a UTF-16 byte order mark
+(Excel's "Unicode Text") is read as UTF-8. Each kind has its module: read_json (JSON lines and .json files),
+read_csv, read_parquet. Every record goes through formats.to_native (the format named, or detected) before
+validation (parse.normalise).
 
 `read_records(reader, file_name)` yields `(line, record, errors)`: `record` is the normalised dict (see
 parse.normalise) or None when `errors` (a list of RecordError) is not empty. File-level problems (unsupported type,
@@ -112,26 +113,45 @@ class CountingReader(io.RawIOBase):
         self.raw.seek(0)
         return self.raw, size
 
+    def sent(self):
+        """(bytes, sha256 hex) of the file as sent: what was read, or an Inflated upload's own."""
+        return getattr(self.raw, "sent", None) or (self.bytes_read, self.sha.hexdigest())
 
-def read_size(fileobj, limit):
-    """The bytes a seekable file gives once read, counted up to `limit`: a gzip stream is inflated to count them
-    (its trailer states only its last member's size, and only what the file says), so at most `limit` bytes are
-    inflated. A damaged stream counts as its own size: the import names the damage."""
+
+class Inflated(io.BytesIO):
+    """A small gzipped upload inflated in memory, once (see inline_file), and imported from these bytes; `sent` is
+    (size, sha256 hex) of the upload as sent, which the batch records (CountingReader.sent)."""
+
+    def __init__(self, data, sent):
+        super().__init__(data)
+        self.sent = sent
+
+
+def inline_file(fileobj, file_name, limit):
+    """The file to import in the request, or None when it gives `limit` bytes or more once read (it is queued).
+    A gzip stream is inflated here, at most `limit` bytes and only once: the import reads what it gave (Inflated).
+    Its trailer is not trusted (it states only the last member's size, and only what the file says). A stream the
+    import refuses (damaged, over IMPORT_MAX_INFLATED_BYTES or the upload limit, Parquet) goes as sent: the import
+    names why."""
     fileobj.seek(0, io.SEEK_END)
     size = fileobj.tell()
     fileobj.seek(0)
-    if size >= limit or fileobj.read(2) != GZIP_MAGIC:
-        fileobj.seek(0)
-        return min(size, limit)
+    if size >= limit:
+        return None
+    sent = fileobj.read()
     fileobj.seek(0)
-    inflated, gz = 0, gzip.GzipFile(fileobj=fileobj)
+    if not sent.startswith(GZIP_MAGIC) or file_kind(file_name) == "parquet":
+        return fileobj
+    keep = min(settings.IMPORT_MAX_INFLATED_BYTES, max_upload_bytes())
     try:
-        while inflated < limit and (chunk := gz.read(min(1 << 16, limit - inflated))):
-            inflated += len(chunk)
+        data = gzip.GzipFile(fileobj=io.BytesIO(sent)).read(min(limit, keep + 1))
     except (OSError, EOFError, zlib.error):
-        inflated = size
-    fileobj.seek(0)
-    return max(size, inflated)
+        return fileobj
+    if len(data) >= limit:
+        return None
+    if len(data) > keep or data.startswith(PARQUET_MAGIC):
+        return fileobj
+    return Inflated(data, (size, hashlib.sha256(sent).hexdigest()))
 
 
 def file_kind(file_name):
@@ -203,7 +223,7 @@ def adapter(fmt, mapping, lim):
     def adapt(obj, line):
         native, renames = formats.to_native(obj, fmt, mapping)
         rec, errors = normalise(native, line, lim)
-        return rec, formats.renamed(errors, renames)
+        return rec, formats.renamed(errors, renames) if renames else formats.hinted(errors, fmt, obj)
 
     return adapt
 

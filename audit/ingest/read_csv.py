@@ -12,7 +12,6 @@ A column without a name is left out: pandas' `to_csv()` writes the frame's index
 lim) makes the `adapt` of the format the header shows (see read.adapter).
 """
 
-import ast
 import csv
 import itertools
 import json
@@ -63,12 +62,17 @@ def csv_file(stream, lim, fmt, mapping, adapter):
         header, at = next(reader, None), counter[0]  # the header's line
         width, keep = len(header), _named(header, mapping)
         header = [header[i] for i in keep]
+        hint = formats.unknown_shape(fmt, header)
         fmt, required, json_cols = formats.csv_columns(fmt, mapping, header)
         joined = formats.JOINED.get(fmt, ())
         adapt = adapter(fmt, mapping, lim)
         missing = [c for c in required if c not in header]
         if missing:
-            yield at, None, [RecordError(at, c, "missing column in the CSV header") for c in missing]
+            yield (
+                at,
+                None,
+                [RecordError(at, c, "missing column in the CSV header" + hint * (c == "question")) for c in missing],
+            )
             return
         dupes = {c for c in header if header.count(c) > 1}
         if dupes:
@@ -107,11 +111,8 @@ def _cell_json(value):
     except ValueError:
         if not value.lstrip().startswith("["):
             raise
-        try:
-            parsed = ast.literal_eval(value.strip())
-        except (TypeError, MemoryError, RecursionError):  # "[{[]: 1}]": a literal Python cannot build
-            raise ValueError("not a JSON value nor a list of strings") from None
-        if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
+        parsed = formats.listed(value)
+        if parsed is None:
             raise ValueError("not a JSON value nor a list of strings") from None
         return parsed
 

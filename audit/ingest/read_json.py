@@ -2,18 +2,23 @@
 
 A .json file is a JSON array of records, one object spread over lines (a record, or records in a list under a
 key of formats.RECORD_LISTS such as a DeepEval test run's testCases: the file's other fields, lists aside, go
-with each record as its field `file`), or JSON lines; an array or an object is decoded whole. JSON lines are
-read with bounded memory (a line over IMPORT_MAX_LINE_BYTES is refused without being held). NaN and Infinity
-are not JSON (and a JSON column cannot store them): the error names the field that holds one.
+with each record as its field `file`; or a pandas frame's rows, see frame_rows), or JSON lines; an array or an
+object is decoded whole. JSON lines are read with bounded memory (a line over IMPORT_MAX_LINE_BYTES is refused
+without being held). NaN and Infinity are not JSON (and a JSON column cannot store them): the error names the
+field that holds one.
 
 Each reader takes a buffered binary stream, the limits (parse.limits) and `adapt(obj, line)`, which turns a
 decoded object into (record, errors) (see read.adapter), and yields (line, record_or_None, errors).
 """
 
 import json
+import re
 
 from audit.ingest import formats
 from audit.ingest.parse import RecordError
+
+# how a pandas frame saved by to_json starts: orient "columns" ({"col": {"0": ...), "index" ({"0": {...), "split"
+A_FRAME = re.compile(rb'^\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"0"\s*:|"0"\s*:\s*\{|"columns"\s*:\s*\[)')
 
 
 def json_file(stream, lim, adapt):
@@ -44,12 +49,13 @@ def _json_lines(head):
 
 
 def _holds_records(head):
-    """A .json file of one line that is one object holding a list of records (formats.record_list); one longer
-    than the head is known by how it starts."""
+    """A .json file of one line that is one object holding a list of records (formats.record_list) or a pandas
+    frame (formats.frame_rows); one longer than the head is known by how it starts."""
     first, newline, rest = head.partition(b"\n")
     if not newline and _whole(first) is None:
-        return bool(formats.HOLDS_RECORDS.match(first))
-    return not rest.strip() and formats.record_list(_whole(first)) is not None
+        return bool(formats.HOLDS_RECORDS.match(first) or A_FRAME.match(first))
+    whole = _whole(first)
+    return not rest.strip() and (formats.record_list(whole) is not None or frame_rows(whole) is not None)
 
 
 def _whole(line):
@@ -62,7 +68,7 @@ def _whole(line):
 
 
 def _json_object(text, adapt):
-    """One object: a record, or records in a list under a key of formats.RECORD_LISTS."""
+    """One object: a record, records in a list under a key of formats.RECORD_LISTS, or a pandas frame's rows."""
     constants = _Constants()
     try:
         obj = json.loads(text, parse_constant=constants)
@@ -71,6 +77,12 @@ def _json_object(text, adapt):
         return
     except RecursionError:
         yield 1, None, [RecordError(1, "", "malformed JSON: too deeply nested")]
+        return
+    rows = frame_rows(obj)
+    if rows is not None:  # a pandas frame: a row's number stands for its line (the file is one line)
+        for line, row in enumerate(rows, 1):
+            bad = constants.error(row, line)
+            yield (line, None, [bad]) if bad else (line, *adapt(row, line))
         return
     key = formats.record_list(obj)
     if key is None:
@@ -208,3 +220,29 @@ class _Constants:
         at = ", ".join(where for _, where in found if where)
         at = f" (in {at}: write null for a missing value)" if at else ""
         return RecordError(line, "", f"malformed JSON: {found[0][0]} is not allowed{at}")
+
+
+def frame_rows(obj):
+    """The rows of a pandas frame saved by to_json in its default orient, "columns" ({column: {index: value}}), or
+    in "index" ({index: {column: value}}) or "split" ({columns, index, data}); else None. A frame of the first two
+    is told by its index, pandas' default: the row numbers "0", "1", ... as keys."""
+    if not isinstance(obj, dict) or not obj:
+        return None
+    if set(obj) in ({"columns", "index", "data"}, {"columns", "data"}):
+        columns, data = obj["columns"], obj["data"]
+        rows = isinstance(columns, list) and isinstance(data, list)
+        if rows and all(isinstance(r, list) and len(r) == len(columns) for r in data):
+            return [dict(zip(columns, r, strict=True)) for r in data]
+        return None
+    if not all(isinstance(v, dict) for v in obj.values()):
+        return None
+    if _row_numbers(obj):
+        return list(obj.values())
+    index = list(next(iter(obj.values())))
+    if _row_numbers(index) and all(list(v) == index for v in obj.values()):
+        return [{column: values[i] for column, values in obj.items()} for i in index]
+    return None
+
+
+def _row_numbers(keys):
+    return all(isinstance(k, str) and k.isascii() and k.isdecimal() for k in keys)

@@ -65,8 +65,9 @@ def import_fill(fileobj, batch, *, progress=None):
     except BaseException:  # interrupted (Ctrl-C, worker shutdown): leave nothing staged behind
         import_failed(batch, [RecordError(batch.lines, "", "the import was interrupted")])
         raise
-    _end(batch, reader.bytes_read, records)
-    return import_failed(batch, errors, reader.sha.hexdigest() if complete and reader.bytes_read else "")
+    size, sha = reader.sent()
+    _end(batch, size, records)
+    return import_failed(batch, errors, sha if complete and size else "")
 
 
 def external_judge_version(name):
@@ -142,8 +143,8 @@ def _commit(writer, *, pause):
 def _finish(batch, writer, reader, records):
     batch.created, batch.updated, batch.unchanged = writer.created, writer.updated, writer.unchanged
     batch.status = ImportBatch.Status.DONE if writer.created + writer.updated else ImportBatch.Status.NOOP
-    batch.file_sha256 = reader.sha.hexdigest()
-    _end(batch, reader.bytes_read, records)
+    size, batch.file_sha256 = reader.sent()
+    _end(batch, size, records)
     batch.save()
 
 

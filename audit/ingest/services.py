@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.ingest.parse import RecordError
-from audit.ingest.read import file_kind, read_size
+from audit.ingest.read import file_kind, inline_file
 from audit.ingest.run import import_fill
 from audit.ingest.spool import SpoolError, max_upload_bytes, spool_remove, spool_save
 from audit.jobs.imports import import_task
@@ -100,9 +100,10 @@ def answers_import(
 def import_upload(upload, *, dataset_name, user, update=False, judge_name="external", fmt="auto", mapping=None):
     """A web upload: imported in the request when small (IMPORT_INLINE_BYTES), else queued for the worker."""
     opts = {"update": update, "judge_name": judge_name, "fmt": fmt, "mapping": mapping}
-    # A gzipped upload goes by the size it inflates to; a bad type fails at once.
-    if file_kind(upload.name) is None or read_size(upload, settings.IMPORT_INLINE_BYTES) < settings.IMPORT_INLINE_BYTES:
-        return answers_import(upload, dataset_name=dataset_name, file_name=upload.name, user=user, **opts)
+    # A gzipped upload goes by the size it inflates to (inflated once, in memory); a bad type fails at once.
+    small = upload if file_kind(upload.name) is None else inline_file(upload, upload.name, settings.IMPORT_INLINE_BYTES)
+    if small is not None:
+        return answers_import(small, dataset_name=dataset_name, file_name=upload.name, user=user, **opts)
     return import_enqueue(upload, dataset_name=dataset_name, user=user, **opts)
 
 
