@@ -51,10 +51,8 @@ def judge_run_create(
         dataset = _by_name(Dataset, dataset)
     if isinstance(audit, str):
         audit = _by_name(Audit, audit)
-    if audit is not None and audit.is_closed:  # its report and gold are frozen; the lab scores versions on its answers
-        raise JudgeRunError(
-            f"audit {audit.name} is closed: it is not judged again (score a version in the judge lab)", "audit"
-        )
+    if reason := closed_refusal(audit):
+        raise JudgeRunError(reason, "audit")
     if version is not None:  # a chosen judge version (audit.judge.definitions) decides the backend
         backend = "offline" if version.kind == JudgeVersion.Kind.OFFLINE else "anthropic"
     if backend == "anthropic" and not settings.ANTHROPIC_API_KEY:
@@ -76,6 +74,14 @@ def judge_run_create(
     run.estimate = estimate(scope(run), backend=backend, version=version, use_batch=run.use_batch).as_dict()
     run.save()
     return run
+
+
+def closed_refusal(audit):
+    """Why a run over this audit must not judge, or None. A closed audit's report and gold are frozen (the judge
+    lab scores versions on its answers). Asked when a run is created, queued (judge_run_enqueue) and executed."""
+    if audit is not None and audit.is_closed:
+        return f"audit {audit.name} is closed: it is not judged again (score a version in the judge lab)"
+    return None
 
 
 def _by_name(model, name):
@@ -110,11 +116,16 @@ RUNNERS = {
 def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     """Run (or resume) a run to the end, the budget, or a fatal error. Safe to call again at any point:
     stored claims and verdicts are never asked for twice. progress(run) is called as work lands."""
-    run = JudgeRun.objects.select_related("judge_version").get(pk=run_id)
+    run = JudgeRun.objects.select_related("judge_version", "audit").get(pk=run_id)
     batch = run.use_batch and run.backend == "anthropic"
     runs = RUNNERS[(run.judge_version.level == "answer", batch)]
     run = runner.execute(
-        run, runs, discount=BATCH_DISCOUNT if batch else 1.0, progress=progress, retry_failed=retry_failed
+        run,
+        runs,
+        discount=BATCH_DISCOUNT if batch else 1.0,
+        progress=progress,
+        retry_failed=retry_failed,
+        refusal=closed_refusal(run.audit),  # queued before its audit closed: it ends failed, saying why
     )
     # Keep the per-answer judge outcomes (the `judge` stratum) current here, in the worker, so the
     # first audit preview after a large run does not pay for deriving them inside a web request.

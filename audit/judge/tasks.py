@@ -8,8 +8,8 @@ from django.tasks import task
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from audit.judge.services import judge_run_execute
-from audit.models import JudgeRun
+from audit.judge.services import closed_refusal, judge_run_execute
+from audit.models import Audit, JudgeRun
 
 RUN_TASK = "audit.judge.tasks.judge_run_task"
 RECOVER_TASK = "audit.judge.tasks.judge_recover_task"
@@ -34,7 +34,15 @@ def judge_recover_task():
 
 def judge_run_enqueue(run, *, retry_failed=False):
     """Hand the run to the database task worker (`manage.py db_worker`). A stalled run is resumed this way:
-    the execution the worker starts takes the run's lease, so an old one still alive stops (runner.py)."""
+    the execution the worker starts takes the run's lease, so an old one still alive stops (runner.py).
+    A run whose audit has closed is not queued: it ends failed now, saying why, and None is returned."""
+    # The audit as it is now: it may have closed since the run was read.
+    audit = Audit.objects.filter(pk=run.audit_id).first() if run.audit_id else None
+    if reason := closed_refusal(audit):
+        run.status, run.message, run.finished_at = JudgeRun.Status.FAILED, f"Not run: {reason}.", timezone.now()
+        run.lease = ""  # an execution somehow still alive stops at its next heartbeat
+        run.save(update_fields=["status", "message", "finished_at", "lease"])
+        return None
     run.status = JudgeRun.Status.QUEUED
     run.message = f"Waiting for the task worker ({settings.WORKER_COMMAND})."
     run.heartbeat_at = timezone.now()  # stalled again only if no worker picks it up in time
