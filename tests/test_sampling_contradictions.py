@@ -11,6 +11,7 @@ from django.test import TestCase
 
 from annotations.models import Assignment
 from audit.models import Audit, JudgeRun
+from audit.sampling.forms import refusal_fields
 from audit.sampling.services import audit_create, audit_preview
 from claimaudit.services import api_token_create
 from tests.factories import make_answers, make_audit, make_dataset, make_user
@@ -181,3 +182,47 @@ class EmptyPopulationTests(TestCase):
             audit_create(name="t-empty", dataset=ds, population_filter={"meta": {"model": "nope"}}, size=5, seed=1)
         assert list(e.value.message_dict) == ["meta_filters"]
         assert not Audit.objects.filter(name="t-empty").exists()
+
+
+class SameRefusalTests(TestCase):
+    """The New audit page and the audits API read a refusal of the preview or the draw in one place: the same
+    inputs name the same field with the same message on both."""
+
+    def setUp(self):
+        self.lead = make_user("lead", "lead")
+        self.client.force_login(self.lead)
+        self.token = api_token_create(self.lead, name="t")[1]
+        self.ds = make_dataset("weekly")
+        make_answers(self.ds, 12, meta=lambda i: {"model": MODELS[i % 3], "rid": f"r{i}"})
+
+    def page_errors(self, **kw):
+        data = {"name": "x", "dataset": self.ds.id, "size": 5, "allocation": "proportional", "min_per_stratum": 0}
+        r = self.client.post("/audits/new/", data | kw)
+        assert r.status_code == 400
+        return [(f, " ".join(m)) for f, m in r.context["form"].errors.items()]
+
+    def api_errors(self, **kw):
+        body = json.dumps({"dataset": "weekly", "name": "x", "size": 5} | kw)
+        r = self.client.post(
+            "/api/v1/audits", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {self.token}"
+        )
+        assert r.status_code == 400
+        return [(e["field"], e["message"]) for e in r.json()["errors"]]
+
+    def test_it_names_the_same_field_on_the_page_and_in_the_api(self):
+        cases = [  # a metadata key no answer has; more strata than the sample; a filter that empties the population
+            ({"strata": "meta.nope"}, {"strata": ["meta.nope"]}, "strata"),
+            ({"strata": "meta.rid"}, {"strata": ["meta.rid"]}, "strata"),
+            ({"meta_filters": "model = none"}, {"meta_filters": {"model": "none"}}, "meta_filters"),
+        ]
+        for page, api, field in cases:
+            errors = self.page_errors(**page)
+            assert [f for f, _ in errors] == [field] and errors == self.api_errors(**api), (page, errors)
+
+    def test_it_names_the_name_of_an_audit_created_meanwhile(self):
+        """The form checks the name first; an audit of that name saved between the check and the draw is refused
+        by the draw, on the name field (it was a message of no field)."""
+        audit_create(name="x", dataset=self.ds, size=3, seed=1)
+        with pytest.raises(ValidationError) as e:
+            audit_create(name="x", dataset=self.ds, size=3, seed=1)
+        assert refusal_fields(e.value) == [("name", "an audit named 'x' already exists")]

@@ -125,7 +125,7 @@ def audit_create(
     """Draw the sample and save the audit (status draft). The AuditAnswer rows are the frozen snapshot. The
     returned audit carries design_notes (not saved): the preview's notes on what the inputs did not say."""
     if Audit.objects.filter(name=name).exists():
-        raise ValidationError(f"An audit named {name!r} already exists.")
+        raise ValidationError({"name": f"an audit named {name!r} already exists"})
     seed = secrets.randbelow(RANDOM_SEED_MAX) if seed is None else int(seed)
     p = audit_preview(
         dataset=dataset,
