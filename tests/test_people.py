@@ -13,6 +13,8 @@ from django.test.utils import CaptureQueriesContext
 
 from annotations.models import Assignment, Label
 from audit.models import HistoryEvent
+from claimaudit.people.selectors import open_q, people, person
+from claimaudit.people.services import person_deactivate
 from tests.factories import make_answer, make_audit, make_labelled_audit, make_user
 
 User = get_user_model()
@@ -166,6 +168,22 @@ class RolesAndDeactivationTests(TestCase):
         self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "1"})
         self.ann1.refresh_from_db()
         self.assertTrue(self.ann1.is_active)
+
+    def test_it_counts_the_same_open_work_on_the_list_the_person_page_and_deactivation(self):
+        """Open is one definition (people.selectors.open_q): not submitted, whether assigned or started."""
+        make_labelled_audit(self.ann1, self.ann2, n_answers=4, submitted=False)
+        mine = Assignment.objects.filter(annotator=self.ann1).order_by("pk")
+        for a, status in zip(mine, ["submitted", "assigned", "started", "started"], strict=True):
+            Assignment.objects.filter(pk=a.pk).update(status=status)
+        listed = next(p for p in people() if p.pk == self.ann1.pk).open_assignments
+        _, on_page, _ = person(self.ann1.pk)
+        left = person_deactivate(self.ann1, by=self.lead)
+        expected = set(mine.exclude(status="submitted").values_list("pk", flat=True))
+        self.assertEqual(set(mine.filter(open_q()).values_list("pk", flat=True)), expected)
+        self.assertEqual(
+            (listed, {a.pk for a in on_page}, set(left.values_list("pk", flat=True))), (3, expected, expected)
+        )
+        self.assertContains(self.client.get("/people/"), '<td class="num">3</td>')
 
     def test_it_refuses_a_bad_reason_with_400_and_the_field_named(self):
         r = self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "0", "reason": "x" * 501})

@@ -57,7 +57,7 @@ def person(request, user_id, *, form=None, reassign_form=None, status=200):
 
 def _open_work_warning(request, user, why):
     """After a change that leaves the person unable to label: how much open work waits for someone else."""
-    n = services.open_assignments(user).count()
+    n = selectors.open_assignments(user).count()
     if n:
         messages.warning(
             request,
