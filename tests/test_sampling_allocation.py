@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from annotations.assignments.pairing import plan_pairs, plan_rebalance
-from audit.sampling.allocation import allocate, design_table, resolve_fail_rates
+from audit.sampling.allocation import allocate, design_notes, design_table, resolve_fail_rates
 
 
 def test_it_allocates_proportionally_and_rounds_to_exactly_n():
@@ -56,14 +56,18 @@ def test_it_gives_every_stratum_a_fair_chance_when_strata_outnumber_the_size():
     assert all(130 <= h <= 230 for h in hits), hits
 
 
-def test_it_names_the_real_remedy_for_a_stratum_left_out():
+def test_it_names_the_real_remedy_for_a_stratum_left_out_in_the_notes_not_the_rows():
     strata = [(f"s{i}", 50) for i in range(4)]
-    table = design_table(strata, allocate(strata, 3, min_per_stratum=1, seed=1))
-    [left_out] = [r for r in table if not r["sample"]]
-    assert left_out["hint"] == "not sampled: 4 strata share 3 answers; raise the size to 4 or use fewer strata"
+    sizes = allocate(strata, 3, min_per_stratum=1, seed=1)
+    [left_out] = [r for r in design_table(strata, sizes) if not r["sample"]]
+    assert set(left_out) == {"stratum", "population", "sample", "inclusion_probability", "weight"}
+    notes = {n["field"]: n["message"] for n in design_notes(strata, sizes, 3, 1)}
+    assert notes["strata"].endswith("raise the size to 4 or use fewer strata")
     big_and_tiny = [("big", 100_000), ("tiny", 2)]
-    table = design_table(big_and_tiny, allocate(big_and_tiny, 10))
-    assert [r["hint"] for r in table] == ["", "not sampled: raise the minimum per stratum"]
+    sizes = allocate(big_and_tiny, 10)
+    assert [r["sample"] for r in design_table(big_and_tiny, sizes)] == [10, 0]
+    [n] = design_notes(big_and_tiny, sizes, 10, 0)
+    assert n["field"] == "min_per_stratum" and n["message"].endswith("a minimum of 1 per stratum includes it")
 
 
 def test_it_takes_everyone_when_n_exceeds_the_population():

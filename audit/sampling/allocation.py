@@ -102,19 +102,11 @@ def allocate(
 
 
 def design_table(populations, sizes, fail_rates=None):
-    """[{stratum, population, sample, inclusion_probability, weight, hint}] for Audit.design. hint: for a
-    stratum left without a sample, what would give it one."""
-    rows, strata = [], sum(1 for _, N in populations if N)
-    short = sum(sizes) < strata  # fewer units than strata: no minimum can help, only size or fewer strata
+    """[{stratum, population, sample, inclusion_probability, weight}] for Audit.design (and expected_fail_rate
+    under Neyman). What would give a stratum left without a sample one is said by design_notes."""
+    rows = []
     for (label, N), k in zip(populations, sizes, strict=True):
-        hint = ""
-        if N and not k:
-            hint = "not sampled: raise the minimum per stratum"
-            if short:
-                hint = f"not sampled: {strata} strata share {sum(sizes)} answers; "
-                hint += f"raise the size to {strata} or use fewer strata"
         row = {
-            "hint": hint,
             "stratum": label,
             "population": N,
             "sample": k,
