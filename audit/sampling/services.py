@@ -172,8 +172,8 @@ def audit_create(
             stratum=label,
             stratum_population=rows[label]["population"],
             stratum_sample=rows[label]["sample"],
-            inclusion_probability=rows[label]["sample"] / rows[label]["population"],
-            weight=rows[label]["population"] / rows[label]["sample"],
+            inclusion_probability=rows[label]["inclusion_probability"],
+            weight=rows[label]["weight"],
         )
         for i, (_, pk, label) in enumerate(sampled)
     )
