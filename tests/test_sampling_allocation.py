@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from annotations.assignments.pairing import plan_pairs, plan_rebalance
-from audit.sampling.allocation import allocate, design_notes, design_table, resolve_fail_rates
+from audit.sampling.allocation import NEYMAN, allocate, design_notes, design_table, resolve_fail_rates
 
 
 def test_it_allocates_proportionally_and_rounds_to_exactly_n():
@@ -151,3 +151,22 @@ def test_it_rebalances_towards_a_new_annotator_with_unstarted_work_only():
     items = [r[1] for r in rows if r[0] in moved]
     assert len(items) == len(set(items))  # never both assignments of one item
     assert all(r[4] for r in rows if r[0] in moved)
+
+
+def test_it_says_that_an_expected_failure_rate_of_0_leaves_a_neyman_stratum_unsampled():
+    """Neyman weighs a stratum by N_h * sqrt(p(1-p)): at p = 0 it gets no answer. The note names that rate and
+    its strata, not the minimum per stratum (which was the only remedy it named)."""
+    strata = [("model=a", 200), ("model=b", 200), ("model=c", 200)]
+    rates = resolve_fail_rates([s for s, _ in strata], {"*": 0.1, "model=a": 0, "model=b": 0})
+    sizes = allocate(strata, 150, NEYMAN, fail_rates=rates)
+    assert sizes == [0, 0, 150]
+    [n] = design_notes(strata, sizes, 150, 0, rates)
+    assert n["field"] == "fail_rates" and n["label"] == "Expected failure rates"
+    assert n["message"].startswith("2 strata expected to fail at a rate of 0 (or 1) get no answer under Neyman")
+    assert "(model=a, model=b)" in n["message"] and "e.g. 0.02" in n["message"]
+    everywhere = dict.fromkeys(rates, 0.0)
+    sizes = allocate(strata, 150, NEYMAN, fail_rates=everywhere)
+    assert sizes == [50, 50, 50]
+    [n] = design_notes(strata, sizes, 150, 0, everywhere)
+    assert n["field"] == "fail_rates" and n["message"].endswith("the sample is shared equally instead")
+    assert [n["field"] for n in design_notes(strata, [0, 0, 150], 150, 0)] == ["min_per_stratum"]  # not Neyman

@@ -140,9 +140,10 @@ def resolve_fail_rates(labels, given=None, default_p=DEFAULT_FAIL_RATE):
     return out
 
 
-def design_notes(labelled, sizes, size, min_per_stratum):
+def design_notes(labelled, sizes, size, min_per_stratum, fail_rates=None):
     """What the design does that the inputs did not say, each as {field, message}: a size above the
-    population, a minimum per stratum the sample cannot give every stratum, strata left without a sample."""
+    population, a minimum per stratum the sample cannot give every stratum, strata left without a sample.
+    fail_rates: the resolved expected failure rates of a Neyman design, whose rates of 0 (or 1) are said too."""
     total, notes = sum(N for _, N in labelled), []
     strata = sum(1 for _, N in labelled if N)
     if total and size > total:
@@ -154,7 +155,23 @@ def design_notes(labelled, sizes, size, min_per_stratum):
             f"at least {min_per_stratum} in each of {strata} strata needs {lower} answers, more than the "
             f"sample's {sum(sizes)}: the sample is spread as evenly as the minimum allows instead",
         ))  # fmt: skip
-    left = sum(1 for (_, N), k in zip(labelled, sizes, strict=True) if N and not k)
+    certain = [lb for lb, N in labelled if N and fail_rates is not None and fail_rates[lb] in (0.0, 1.0)]
+    unsampled = [lb for (lb, N), k in zip(labelled, sizes, strict=True) if N and not k]
+    if certain and len(certain) == strata:
+        notes.append(note(
+            "fail_rates",
+            "every stratum's expected failure rate is 0 or 1, which gives Neyman allocation nothing to weigh them "
+            "by: the sample is shared equally instead",
+        ))  # fmt: skip
+    elif zeroed := [lb for lb in unsampled if lb in certain]:
+        notes.append(note(
+            "fail_rates",
+            f"{_strata(len(zeroed))} expected to fail at a rate of 0 (or 1) {'gets' if len(zeroed) == 1 else 'get'} "
+            f"no answer under Neyman allocation ({', '.join(zeroed)}), so a failure there could never be seen: "
+            "expect a small rate instead (e.g. 0.02), or set a minimum per stratum",
+        ))  # fmt: skip
+        unsampled = [lb for lb in unsampled if lb not in zeroed]
+    left = len(unsampled)
     if left and strata > sum(sizes):
         notes.append(note("strata", too_many_strata(strata, sum(sizes), left)))
     elif left:
@@ -166,9 +183,14 @@ def design_notes(labelled, sizes, size, min_per_stratum):
     return notes
 
 
+def _strata(n):
+    return f"{n} stratum" if n == 1 else f"{n} strata"
+
+
 FIELD_LABELS = {
     "size": "Size",
     "min_per_stratum": "Min per stratum",
+    "fail_rates": "Expected failure rates",
     "strata": "Strata keys",
     "meta_filters": "Metadata filters",
     "created_from": "Created from",

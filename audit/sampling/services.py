@@ -73,8 +73,9 @@ def audit_preview(
     sizes = allocation.allocate(
         labelled, size, allocation_method, min_per_stratum=min_per_stratum, fail_rates=rates, seed=seed
     )
-    table = allocation.design_table(labelled, sizes, rates if allocation_method == allocation.NEYMAN else None)
-    notes = allocation.design_notes(labelled, sizes, size, min_per_stratum)
+    neyman_rates = rates if allocation_method == allocation.NEYMAN else None
+    table = allocation.design_table(labelled, sizes, neyman_rates)
+    notes = allocation.design_notes(labelled, sizes, size, min_per_stratum, neyman_rates)
     if not sum(N for _, N in labelled):
         notes.insert(0, allocation.note(emptied_by(f), EMPTY_POPULATION))
     return {
