@@ -133,6 +133,12 @@ class JudgeRun(models.Model):
         table = settings.JUDGE_MIN_CACHE_TOKENS
         return table.get(self.judge_version.model, max(table.values()))
 
+    @property
+    def estimated_claims(self):
+        """The claims the estimate expected: those stored plus those the decomposer should cut, rounded."""
+        e = self.estimate or {}
+        return round(e.get("claims_known", 0) + e.get("claims_expected", 0.0))
+
     def wall_seconds(self):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
