@@ -12,7 +12,7 @@ from django.test import TestCase
 from annotations.models import Assignment
 from audit.models import Audit, JudgeRun
 from audit.sampling.forms import refusal_fields
-from audit.sampling.services import audit_create, audit_preview
+from audit.sampling.services import NO_JUDGE, audit_create, audit_preview
 from claimaudit.services import api_token_create
 from tests.factories import make_answers, make_audit, make_dataset, make_user
 
@@ -226,3 +226,19 @@ class SameRefusalTests(TestCase):
         with pytest.raises(ValidationError) as e:
             audit_create(name="x", dataset=self.ds, size=3, seed=1)
         assert refusal_fields(e.value) == [("name", "an audit named 'x' already exists")]
+
+
+class JudgeKeyTests(TestCase):
+    def test_it_says_when_the_judge_key_has_no_judge_to_read(self):
+        """Stratifying by the judge before any judge ran put every answer in judge=unjudged without a word."""
+        ds = make_dataset("pool")
+        make_answers(ds, 20, claims=1, prefix="j")
+        preview = audit_preview(dataset=ds, strata_keys="judge", allocation_method="neyman", size=10)
+        assert [r["stratum"] for r in preview["design"]] == ["judge=unjudged"]
+        assert [(n["field"], n["message"]) for n in preview["notes"]] == [("strata", NO_JUDGE)]
+        # One stratum takes the whole sample whatever its expected failure rate: nothing to say about the rate.
+        rates = {"*": 0.0}
+        preview = audit_preview(
+            dataset=ds, strata_keys="judge", allocation_method="neyman", size=10, expected_fail_rates=rates
+        )
+        assert [n["field"] for n in preview["notes"]] == ["strata"]

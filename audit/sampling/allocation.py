@@ -157,7 +157,7 @@ def design_notes(labelled, sizes, size, min_per_stratum, fail_rates=None):
         ))  # fmt: skip
     certain = [lb for lb, N in labelled if N and fail_rates is not None and fail_rates[lb] in (0.0, 1.0)]
     unsampled = [lb for (lb, N), k in zip(labelled, sizes, strict=True) if N and not k]
-    if certain and len(certain) == strata:
+    if certain and len(certain) == strata > 1:
         notes.append(note(
             "fail_rates",
             "every stratum's expected failure rate is 0 or 1, which gives Neyman allocation nothing to weigh them "

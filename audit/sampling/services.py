@@ -78,6 +78,8 @@ def audit_preview(
     notes = allocation.design_notes(labelled, sizes, size, min_per_stratum, neyman_rates)
     if not sum(N for _, N in labelled):
         notes.insert(0, allocation.note(emptied_by(f), EMPTY_POPULATION))
+    elif "judge" in keys and jv is None:
+        notes.insert(0, allocation.note("strata", NO_JUDGE))
     return {
         "population_size": sum(N for _, N in labelled),
         "sample_size": sum(sizes),
@@ -92,6 +94,10 @@ def audit_preview(
     }
 
 
+NO_JUDGE = (
+    "no judge version has verdicts on this dataset, so the judge key puts every answer in judge=unjudged: "
+    "run the judge on the dataset first, or stratify by other keys"
+)
 EMPTY_POPULATION = "no answer of the dataset is in this population: nothing to sample (widen the filter)"
 
 
