@@ -338,6 +338,18 @@ class OpenWorkTests(TestCase):
         event = HistoryEvent.objects.get(person=self.ann3, action="work_reassigned")
         assert (event.new, event.user) == ({"to": "ann2", "moved": 2, "kept": 1}, self.lead)
 
+    def test_it_says_how_many_stay_for_each_reason(self):
+        """Kept for two reasons: the counts of each (the reasons were run together as 'differ.; started')."""
+        other = make_labelled_audit(self.ann2, self.ann3, n_answers=2, submitted=False, name="w49")
+        Assignment.objects.filter(audit_answer__audit=other, annotator=self.ann3).update(status="assigned")
+        r = self.client.post(f"/people/{self.ann3.pk}/reassign/", {"to": self.ann2.pk}, follow=True)
+        page = r.content.decode()
+        assert "2 open assignments of ann3 moved to ann2." in page
+        assert (
+            "3 stay with ann3: 2 (ann2 already labels this answer: the two annotators of an answer must differ), "
+            "1 (started: its labels stay with it)." in page
+        )
+
     def test_it_never_offers_or_gives_an_answer_to_its_other_annotator(self):
         page = self.client.get(f"/people/{self.ann3.pk}/").content.decode()
         form = page.split(f'action="/people/{self.ann3.pk}/reassign/"')[1].split("</form>")[0]
