@@ -6,7 +6,14 @@ from collections import Counter
 import pytest
 
 from annotations.assignments.pairing import plan_pairs, plan_rebalance
-from audit.sampling.allocation import NEYMAN, allocate, design_notes, design_table, resolve_fail_rates
+from audit.sampling.allocation import (
+    NEYMAN,
+    allocate,
+    design_notes,
+    design_table,
+    resolve_fail_rates,
+    unmatched_rates,
+)
 
 
 def test_it_allocates_proportionally_and_rounds_to_exactly_n():
@@ -170,3 +177,10 @@ def test_it_says_that_an_expected_failure_rate_of_0_leaves_a_neyman_stratum_unsa
     [n] = design_notes(strata, sizes, 150, 0, everywhere)
     assert n["field"] == "fail_rates" and n["message"].endswith("the sample is shared equally instead")
     assert [n["field"] for n in design_notes(strata, [0, 0, 150], 150, 0)] == ["min_per_stratum"]  # not Neyman
+
+
+def test_it_finds_the_failure_rates_that_apply_to_no_stratum():
+    labels = ["judge=fail | meta.model=a", "judge=pass | meta.model=a"]
+    given = {"*": 0.1, "judge=fail": 0.6, "judge=fial": 0.6, " meta.model=b ": 0.2, "judge=pass | meta.model=a": 0}
+    assert unmatched_rates(labels, given) == ["judge=fial", "meta.model=b"]
+    assert resolve_fail_rates(labels, given) == {labels[0]: 0.6, labels[1]: 0.0}

@@ -242,3 +242,17 @@ class JudgeKeyTests(TestCase):
             dataset=ds, strata_keys="judge", allocation_method="neyman", size=10, expected_fail_rates=rates
         )
         assert [n["field"] for n in preview["notes"]] == ["strata"]
+
+
+class UnmatchedRateTests(TestCase):
+    def test_it_says_which_failure_rates_no_stratum_matches_under_neyman(self):
+        """A misspelt stratum label in the failure rates was ignored without a word: the default applied."""
+        ds = make_dataset("pool")
+        make_answers(ds, 30, meta=lambda i: {"model": MODELS[i % 3]}, prefix="u")
+        rates = {"*": 0.1, "meta.model=m1": 0.5, "meta.model=m9": 0.5}
+        kwargs = {"dataset": ds, "strata_keys": "meta.model", "size": 9, "expected_fail_rates": rates}
+        preview = audit_preview(**kwargs, allocation_method="neyman")
+        assert [(n["field"], n["message"]) for n in preview["notes"]] == [
+            ("fail_rates", "no stratum matches 'meta.model=m9': the default rate applies instead")
+        ]
+        assert audit_preview(**kwargs, allocation_method="proportional")["notes"] == []  # rates unused there

@@ -130,14 +130,27 @@ def resolve_fail_rates(labels, given=None, default_p=DEFAULT_FAIL_RATE):
     fallback = given.get("*", default_p)
     out = {}
     for label in labels:
-        parts = {p.strip() for p in label.split("|")}
         best = None
         for k, v in given.items():
-            kparts = {p.strip() for p in k.split("|")}
-            if k != "*" and kparts <= parts and (best is None or len(kparts) > best[0]):
-                best = (len(kparts), v)
+            if _matches(k, label) and (best is None or _parts(k) > best[0]):
+                best = (_parts(k), v)
         out[label] = best[1] if best else fallback
     return out
+
+
+def _parts(text):
+    return len(text.split("|"))
+
+
+def _matches(key, label):
+    """Whether a failure rate's key applies to a stratum: every part of the key occurs in the stratum's label."""
+    return key != "*" and {p.strip() for p in key.split("|")} <= {p.strip() for p in label.split("|")}
+
+
+def unmatched_rates(labels, given):
+    """The keys of the failure rates given that apply to no stratum (a misspelt label), in the order given."""
+    keys = [str(k).strip() for k in (given or {})]
+    return [k for k in keys if k != "*" and not any(_matches(k, label) for label in labels)]
 
 
 def design_notes(labelled, sizes, size, min_per_stratum, fail_rates=None):

@@ -80,6 +80,10 @@ def audit_preview(
         notes.insert(0, allocation.note(emptied_by(f), EMPTY_POPULATION))
     elif "judge" in keys and jv is None:
         notes.insert(0, allocation.note("strata", NO_JUDGE))
+    unused = allocation.unmatched_rates([lb for lb, _ in labelled], expected_fail_rates) if neyman_rates else []
+    if unused and any(N for _, N in labelled):
+        message = f"no stratum matches {', '.join(repr(k) for k in unused)}: the default rate applies instead"
+        notes.append(allocation.note("fail_rates", message))
     return {
         "population_size": sum(N for _, N in labelled),
         "sample_size": sum(sizes),
