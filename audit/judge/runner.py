@@ -266,14 +266,11 @@ def run_sync(run, judge, rec, answer_ids, progress, retry_failed):
     return drive(run, judge, rec, next_item, put_back, store, progress)
 
 
-def execute(run, runner, *, discount=1.0, progress=None, retry_failed=False, refusal=None):
-    """Take the run's lease and drive it with `runner` (run_sync, or a batch or rubric runner built on it).
-    refusal: why the run must not judge at all; it then ends failed with that reason, before any other write."""
+def execute(run, runner, *, discount=1.0, progress=None, retry_failed=False):
+    """Take the run's lease and drive it with `runner` (run_sync, or a batch or rubric runner built on it)."""
     rec = Recorder(run, discount=discount)
     try:
         rec.take_lease()  # a cancel (audit/jobs) takes the lease away: the run stops at its next heartbeat
-        if refusal:
-            return finish(run, rec, JudgeRun.Status.FAILED, f"Not run: {refusal}.")
         run.status, run.message, run.finished_at = JudgeRun.Status.RUNNING, "", None
         run.started_at = run.started_at or timezone.now()
         return _execute(run, rec, runner, progress, retry_failed)

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from audit.jobs.events import judge_run_ended_send
 from audit.judge import runner
@@ -117,21 +118,33 @@ def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     """Run (or resume) a run to the end, the budget, or a fatal error. Safe to call again at any point:
     stored claims and verdicts are never asked for twice. progress(run) is called as work lands."""
     run = JudgeRun.objects.select_related("judge_version", "audit").get(pk=run_id)
+    if reason := closed_refusal(run.audit):  # queued before its audit closed
+        return judge_run_refuse(run, reason)
     batch = run.use_batch and run.backend == "anthropic"
     runs = RUNNERS[(run.judge_version.level == "answer", batch)]
     run = runner.execute(
-        run,
-        runs,
-        discount=BATCH_DISCOUNT if batch else 1.0,
-        progress=progress,
-        retry_failed=retry_failed,
-        refusal=closed_refusal(run.audit),  # queued before its audit closed: it ends failed, saying why
+        run, runs, discount=BATCH_DISCOUNT if batch else 1.0, progress=progress, retry_failed=retry_failed
     )
     # Keep the per-answer judge outcomes (the `judge` stratum) current here, in the worker, so the
     # first audit preview after a large run does not pay for deriving them inside a web request.
     with transaction.atomic():
         judgements_sync(run.judge_version_id)
     judge_run_ended_send(run)  # signal and notifications (audit/jobs/events.py)
+    return run
+
+
+def judge_run_refuse(run, reason):
+    """The run is not to judge (closed_refusal): one still queued or running ends failed saying why, before any
+    other write, and its end is announced (an execution somehow alive loses its lease); a finished one keeps its
+    status and summary. Either way the returned run's message says why."""
+    message = f"Not run: {reason}."
+    ended = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
+        status=JudgeRun.Status.FAILED, message=message, finished_at=timezone.now(), lease=""
+    )
+    run.refresh_from_db()
+    if ended:
+        judge_run_ended_send(run)
+    run.message = message
     return run
 
 
