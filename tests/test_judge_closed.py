@@ -4,6 +4,8 @@ queued before the audit closed reaching the worker. It ends failed with the reas
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
@@ -72,3 +74,12 @@ def test_it_leaves_a_finished_run_of_a_closed_audit_as_it_was_when_executed_agai
     assert again.message == REASON
     run.refresh_from_db()
     assert (run.status, run.message) == ("done", "6 of 6 answers done.") and nothing_written()
+
+
+@pytest.mark.parametrize("status", ["cancelled", "done"])
+def test_it_refuses_to_resume_a_closed_audits_run_from_the_command(run, status):
+    JudgeRun.objects.filter(pk=run.pk).update(status=status, message="as it was")
+    with pytest.raises(CommandError, match=f"judge run {run.pk} not resumed: audit w48 is closed"):
+        call_command("judge", "--resume", str(run.pk), "--no-progress")
+    run.refresh_from_db()
+    assert (run.status, run.message) == (status, "as it was") and nothing_written()
