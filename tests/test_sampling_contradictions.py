@@ -256,3 +256,24 @@ class UnmatchedRateTests(TestCase):
             ("fail_rates", "no stratum matches 'meta.model=m9': the default rate applies instead")
         ]
         assert audit_preview(**kwargs, allocation_method="proportional")["notes"] == []  # rates unused there
+
+
+class PopulationShownTests(TestCase):
+    def test_it_shows_the_population_in_words_and_no_filter_as_none(self):
+        """The audit page listed the raw filter: 'meta {} exclude_audited False' for an audit of every answer."""
+        self.client.force_login(make_user("lead", "lead"))
+        ds = make_dataset("pool")
+        make_answers(
+            ds, 12, meta=lambda i: {"model": MODELS[i % 3]}, created_at=dt.datetime(2026, 11, 24, tzinfo=dt.UTC)
+        )
+        every = audit_create(name="all", dataset=ds, population_filter={"meta": {}, "exclude_audited": False}, size=3)
+        page = self.client.get(f"/audits/{every.pk}/").content.decode()
+        assert '<p class="muted" id="population">Population: every answer of pool (no filter).</p>' in page
+        assert "exclude_audited" not in page
+        f = {"created_from": "2026-11-23", "created_to": "2026-11-29", "meta": {"model": "m1"}, "exclude_audited": True}
+        some = audit_create(name="some", dataset=ds, population_filter=f, size=2)
+        page = self.client.get(f"/audits/{some.pk}/").content.decode()
+        assert (
+            "Population: the answers of pool created 2026-11-23 to 2026-11-29 with metadata model = m1, "
+            "not already in an audit when it was drawn.</p>" in page
+        )
