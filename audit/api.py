@@ -26,8 +26,7 @@ from audit.judge.services import JudgeRunError, judge_run_create, scope_of
 from audit.judge.tasks import judge_run_enqueue
 from audit.models import Audit, Dataset, JudgeRun
 from audit.sampling import services as sampling
-from audit.sampling.forms import AuditForm
-from audit.sampling.population import StrataError
+from audit.sampling.forms import AuditForm, refusal_fields
 from audit.selectors import dataset_counts
 from audit.validation import json_problem
 
@@ -354,13 +353,6 @@ def _form(payload):
     return form
 
 
-def _service_errors(exc):
-    """A preview or draw refusal as field errors: a ValidationError's fields, a stratification key's."""
-    if isinstance(exc, ValidationError) and hasattr(exc, "error_dict"):
-        return [{"field": f, "message": " ".join(m)} for f, m in exc.message_dict.items()]
-    return [{"field": "strata", "message": str(exc)}] if isinstance(exc, StrataError) else []
-
-
 @router.post(
     "/audits",
     response={200: DesignOut, 201: AuditOut, **ERRORS},
@@ -379,5 +371,6 @@ def audit_start(request, payload: AuditIn):
             name=form.cleaned_data["name"], seed=form.cleaned_data["seed"], user=request.auth, **form.service_kwargs()
         )
     except (ValueError, ValidationError) as e:
-        raise BadRequest(" ".join(getattr(e, "messages", [str(e)])), _service_errors(e)) from None
+        errors = [{"field": f, "message": m} for f, m in refusal_fields(e) if f]
+        raise BadRequest(" ".join(getattr(e, "messages", [str(e)])), errors) from None
     return Status(201, audit)

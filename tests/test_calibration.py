@@ -1,9 +1,11 @@
 """The claim-level calibration sample: allocation, a draw reproducible from its seed, inclusion
 probabilities and weights, annotators labelling only the sampled claims, and weighted figures."""
 
+import importlib
 import json
 
 import pytest
+from django.apps import apps as django_apps
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
@@ -14,6 +16,7 @@ from annotations.models import GoldLabel
 from annotations.report.selectors import audit_frames
 from audit.models import Answer, Audit, AuditAnswer, AuditClaim, Claim, JudgeVerdict
 from audit.sampling.calibration import allocate_equal, calibration_audit_create
+from audit.sampling.services import audit_create
 from tests.factories import make_answer, make_dataset, make_judge_version, make_user
 
 pytestmark = pytest.mark.django_db
@@ -229,11 +232,25 @@ def test_it_shows_a_calibration_samples_probabilities_weights_units_and_design(c
     header = " ".join(page[page.index('<p class="muted">6 claims') :].split("</p>")[0].split())
     assert header.startswith(f'<p class="muted">6 claims (on {on} answers) sampled from the 39 claims of {ds.name}')
     assert "equal numbers per stratum" in header and "proportional" not in header
-    # A sample saved before its design rows kept their probabilities shows them from its counts.
-    Audit.objects.filter(pk=audit.pk).update(
-        design=[{k: r[k] for k in ("stratum", "population", "sample")} for r in audit.design]
+
+
+def test_it_completes_the_design_rows_of_samples_saved_before_they_kept_probabilities_and_weights(client, judged):
+    """A calibration sample saved with counts only gets n_h / N_h and N_h / n_h from the data migration (the page
+    filled them on every read); rows that have them keep them, and the unread hint key of older rows goes."""
+    ds, version, claims = judged
+    kept = audit_create(name="answers", dataset=ds, size=4, seed=1)
+    old = calibration_audit_create(name="cal-old", dataset=ds, version=version, size=6, seed=3)
+    Audit.objects.filter(pk=old.pk).update(
+        design=[{k: r[k] for k in ("stratum", "population", "sample")} for r in old.design]
     )
-    page = client.get(f"/audits/{audit.pk}/").content.decode()
+    Audit.objects.filter(pk=kept.pk).update(design=[{**r, "hint": ""} for r in kept.design])
+    migration = importlib.import_module("audit.migrations.0002_design_rows_complete")
+    migration.complete_rows(django_apps, None)
+    old.refresh_from_db()
+    assert [(r["inclusion_probability"], r["weight"]) for r in old.design] == [(2 / 3, 1.5), (2 / 30, 15), (2 / 6, 3)]
+    assert Audit.objects.get(pk=kept.pk).design == kept.design
+    client.force_login(make_user("lead", "lead"))
+    page = client.get(f"/audits/{old.pk}/").content.decode()
     assert f'<td class="num">{2 / 30:.4f}</td><td class="num">{15:.2f}</td>' in page
 
 

@@ -189,3 +189,26 @@ def test_it_resumes_a_run_whose_worker_died_by_itself_and_fails_the_orphaned_tas
     later = [r["body"] for r in fake.requests[before:]]
     assert not [b for b in later if kind_of(b) == "verify" and claim_of(b) in judged]
     assert JudgeVerdict.objects.count() == 18
+
+
+def test_it_counts_each_answer_too_short_to_cache_once_across_a_kill_and_a_resume(fake, monkeypatch):
+    """Six answers, every prefix too short to cache: a killed execution counted the answers it had a reply
+    for, and the resume counted them again (9 of 6 answers)."""
+    answers = numbered_answers(6)
+    run = judge_run_create(backend="anthropic", dataset=answers[0].dataset)
+    kill_midway(run, fake, monkeypatch)
+    run = judge_run_execute(run.pk)
+    assert run.status == "done" and run.claims_done == 18
+    assert run.uncached_answers == 6
+
+
+def test_it_shows_the_claims_the_estimate_expected_rounded_not_cut(lead):
+    """The estimate expects fractional claims (characters / characters per claim): 6 stored + 6.67 expected is
+    13, where the template's add filter turned the float into an int (12)."""
+    answers = numbered_answers(1)
+    run = judge_run_create(backend="offline", dataset=answers[0].dataset)
+    JudgeRun.objects.filter(pk=run.pk).update(
+        estimate={**run.estimate, "calls": 13, "claims_known": 6, "claims_expected": 6.67}
+    )
+    page = lead.get(f"/judge/runs/{run.pk}/").content.decode()
+    assert '<tr><th>Claims</th><td class="num">13</td>' in page

@@ -13,6 +13,8 @@ from django.test.utils import CaptureQueriesContext
 
 from annotations.models import Assignment, Label
 from audit.models import HistoryEvent
+from claimaudit.people.selectors import open_q, people, person
+from claimaudit.people.services import person_deactivate
 from tests.factories import make_answer, make_audit, make_labelled_audit, make_user
 
 User = get_user_model()
@@ -167,6 +169,22 @@ class RolesAndDeactivationTests(TestCase):
         self.ann1.refresh_from_db()
         self.assertTrue(self.ann1.is_active)
 
+    def test_it_counts_the_same_open_work_on_the_list_the_person_page_and_deactivation(self):
+        """Open is one definition (people.selectors.open_q): not submitted, whether assigned or started."""
+        make_labelled_audit(self.ann1, self.ann2, n_answers=4, submitted=False)
+        mine = Assignment.objects.filter(annotator=self.ann1).order_by("pk")
+        for a, status in zip(mine, ["submitted", "assigned", "started", "started"], strict=True):
+            Assignment.objects.filter(pk=a.pk).update(status=status)
+        listed = next(p for p in people() if p.pk == self.ann1.pk).open_assignments
+        _, on_page, _ = person(self.ann1.pk)
+        left = person_deactivate(self.ann1, by=self.lead)
+        expected = set(mine.exclude(status="submitted").values_list("pk", flat=True))
+        self.assertEqual(set(mine.filter(open_q()).values_list("pk", flat=True)), expected)
+        self.assertEqual(
+            (listed, {a.pk for a in on_page}, set(left.values_list("pk", flat=True))), (3, expected, expected)
+        )
+        self.assertContains(self.client.get("/people/"), '<td class="num">3</td>')
+
     def test_it_refuses_a_bad_reason_with_400_and_the_field_named(self):
         r = self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "0", "reason": "x" * 501})
         self.assertContains(r, "Reason: Ensure this value has at most 500 characters", status_code=400)
@@ -319,6 +337,18 @@ class OpenWorkTests(TestCase):
         assert HistoryEvent.objects.filter(audit=self.audit, action="reassign").count() == 2
         event = HistoryEvent.objects.get(person=self.ann3, action="work_reassigned")
         assert (event.new, event.user) == ({"to": "ann2", "moved": 2, "kept": 1}, self.lead)
+
+    def test_it_says_how_many_stay_for_each_reason(self):
+        """Kept for two reasons: the counts of each (the reasons were run together as 'differ.; started')."""
+        other = make_labelled_audit(self.ann2, self.ann3, n_answers=2, submitted=False, name="w49")
+        Assignment.objects.filter(audit_answer__audit=other, annotator=self.ann3).update(status="assigned")
+        r = self.client.post(f"/people/{self.ann3.pk}/reassign/", {"to": self.ann2.pk}, follow=True)
+        page = r.content.decode()
+        assert "2 open assignments of ann3 moved to ann2." in page
+        assert (
+            "3 stay with ann3: 2 (ann2 already labels this answer: the two annotators of an answer must differ), "
+            "1 (started: its labels stay with it)." in page
+        )
 
     def test_it_never_offers_or_gives_an_answer_to_its_other_annotator(self):
         page = self.client.get(f"/people/{self.ann3.pk}/").content.decode()

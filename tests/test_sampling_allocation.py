@@ -6,7 +6,14 @@ from collections import Counter
 import pytest
 
 from annotations.assignments.pairing import plan_pairs, plan_rebalance
-from audit.sampling.allocation import allocate, design_table, resolve_fail_rates
+from audit.sampling.allocation import (
+    NEYMAN,
+    allocate,
+    design_notes,
+    design_table,
+    resolve_fail_rates,
+    unmatched_rates,
+)
 
 
 def test_it_allocates_proportionally_and_rounds_to_exactly_n():
@@ -56,14 +63,18 @@ def test_it_gives_every_stratum_a_fair_chance_when_strata_outnumber_the_size():
     assert all(130 <= h <= 230 for h in hits), hits
 
 
-def test_it_names_the_real_remedy_for_a_stratum_left_out():
+def test_it_names_the_real_remedy_for_a_stratum_left_out_in_the_notes_not_the_rows():
     strata = [(f"s{i}", 50) for i in range(4)]
-    table = design_table(strata, allocate(strata, 3, min_per_stratum=1, seed=1))
-    [left_out] = [r for r in table if not r["sample"]]
-    assert left_out["hint"] == "not sampled: 4 strata share 3 answers; raise the size to 4 or use fewer strata"
+    sizes = allocate(strata, 3, min_per_stratum=1, seed=1)
+    [left_out] = [r for r in design_table(strata, sizes) if not r["sample"]]
+    assert set(left_out) == {"stratum", "population", "sample", "inclusion_probability", "weight"}
+    notes = {n["field"]: n["message"] for n in design_notes(strata, sizes, 3, 1)}
+    assert notes["strata"].endswith("raise the size to 4 or use fewer strata")
     big_and_tiny = [("big", 100_000), ("tiny", 2)]
-    table = design_table(big_and_tiny, allocate(big_and_tiny, 10))
-    assert [r["hint"] for r in table] == ["", "not sampled: raise the minimum per stratum"]
+    sizes = allocate(big_and_tiny, 10)
+    assert [r["sample"] for r in design_table(big_and_tiny, sizes)] == [10, 0]
+    [n] = design_notes(big_and_tiny, sizes, 10, 0)
+    assert n["field"] == "min_per_stratum" and n["message"].endswith("a minimum of 1 per stratum includes it")
 
 
 def test_it_takes_everyone_when_n_exceeds_the_population():
@@ -147,3 +158,29 @@ def test_it_rebalances_towards_a_new_annotator_with_unstarted_work_only():
     items = [r[1] for r in rows if r[0] in moved]
     assert len(items) == len(set(items))  # never both assignments of one item
     assert all(r[4] for r in rows if r[0] in moved)
+
+
+def test_it_says_that_an_expected_failure_rate_of_0_leaves_a_neyman_stratum_unsampled():
+    """Neyman weighs a stratum by N_h * sqrt(p(1-p)): at p = 0 it gets no answer. The note names that rate and
+    its strata, not the minimum per stratum (which was the only remedy it named)."""
+    strata = [("model=a", 200), ("model=b", 200), ("model=c", 200)]
+    rates = resolve_fail_rates([s for s, _ in strata], {"*": 0.1, "model=a": 0, "model=b": 0})
+    sizes = allocate(strata, 150, NEYMAN, fail_rates=rates)
+    assert sizes == [0, 0, 150]
+    [n] = design_notes(strata, sizes, 150, 0, rates)
+    assert n["field"] == "fail_rates" and n["label"] == "Expected failure rates"
+    assert n["message"].startswith("2 strata expected to fail at a rate of 0 (or 1) get no answer under Neyman")
+    assert "(model=a, model=b)" in n["message"] and "e.g. 0.02" in n["message"]
+    everywhere = dict.fromkeys(rates, 0.0)
+    sizes = allocate(strata, 150, NEYMAN, fail_rates=everywhere)
+    assert sizes == [50, 50, 50]
+    [n] = design_notes(strata, sizes, 150, 0, everywhere)
+    assert n["field"] == "fail_rates" and n["message"].endswith("the sample is shared equally instead")
+    assert [n["field"] for n in design_notes(strata, [0, 0, 150], 150, 0)] == ["min_per_stratum"]  # not Neyman
+
+
+def test_it_finds_the_failure_rates_that_apply_to_no_stratum():
+    labels = ["judge=fail | meta.model=a", "judge=pass | meta.model=a"]
+    given = {"*": 0.1, "judge=fail": 0.6, "judge=fial": 0.6, " meta.model=b ": 0.2, "judge=pass | meta.model=a": 0}
+    assert unmatched_rates(labels, given) == ["judge=fial", "meta.model=b"]
+    assert resolve_fail_rates(labels, given) == {labels[0]: 0.6, labels[1]: 0.0}

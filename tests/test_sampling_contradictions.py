@@ -11,7 +11,8 @@ from django.test import TestCase
 
 from annotations.models import Assignment
 from audit.models import Audit, JudgeRun
-from audit.sampling.services import audit_create, audit_preview
+from audit.sampling.forms import refusal_fields
+from audit.sampling.services import NO_JUDGE, audit_create, audit_preview
 from claimaudit.services import api_token_create
 from tests.factories import make_answers, make_audit, make_dataset, make_user
 
@@ -181,3 +182,98 @@ class EmptyPopulationTests(TestCase):
             audit_create(name="t-empty", dataset=ds, population_filter={"meta": {"model": "nope"}}, size=5, seed=1)
         assert list(e.value.message_dict) == ["meta_filters"]
         assert not Audit.objects.filter(name="t-empty").exists()
+
+
+class SameRefusalTests(TestCase):
+    """The New audit page and the audits API read a refusal of the preview or the draw in one place: the same
+    inputs name the same field with the same message on both."""
+
+    def setUp(self):
+        self.lead = make_user("lead", "lead")
+        self.client.force_login(self.lead)
+        self.token = api_token_create(self.lead, name="t")[1]
+        self.ds = make_dataset("weekly")
+        make_answers(self.ds, 12, meta=lambda i: {"model": MODELS[i % 3], "rid": f"r{i}"})
+
+    def page_errors(self, **kw):
+        data = {"name": "x", "dataset": self.ds.id, "size": 5, "allocation": "proportional", "min_per_stratum": 0}
+        r = self.client.post("/audits/new/", data | kw)
+        assert r.status_code == 400
+        return [(f, " ".join(m)) for f, m in r.context["form"].errors.items()]
+
+    def api_errors(self, **kw):
+        body = json.dumps({"dataset": "weekly", "name": "x", "size": 5} | kw)
+        r = self.client.post(
+            "/api/v1/audits", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {self.token}"
+        )
+        assert r.status_code == 400
+        return [(e["field"], e["message"]) for e in r.json()["errors"]]
+
+    def test_it_names_the_same_field_on_the_page_and_in_the_api(self):
+        cases = [  # a metadata key no answer has; more strata than the sample; a filter that empties the population
+            ({"strata": "meta.nope"}, {"strata": ["meta.nope"]}, "strata"),
+            ({"strata": "meta.rid"}, {"strata": ["meta.rid"]}, "strata"),
+            ({"meta_filters": "model = none"}, {"meta_filters": {"model": "none"}}, "meta_filters"),
+        ]
+        for page, api, field in cases:
+            errors = self.page_errors(**page)
+            assert [f for f, _ in errors] == [field] and errors == self.api_errors(**api), (page, errors)
+
+    def test_it_names_the_name_of_an_audit_created_meanwhile(self):
+        """The form checks the name first; an audit of that name saved between the check and the draw is refused
+        by the draw, on the name field (it was a message of no field)."""
+        audit_create(name="x", dataset=self.ds, size=3, seed=1)
+        with pytest.raises(ValidationError) as e:
+            audit_create(name="x", dataset=self.ds, size=3, seed=1)
+        assert refusal_fields(e.value) == [("name", "an audit named 'x' already exists")]
+
+
+class JudgeKeyTests(TestCase):
+    def test_it_says_when_the_judge_key_has_no_judge_to_read(self):
+        """Stratifying by the judge before any judge ran put every answer in judge=unjudged without a word."""
+        ds = make_dataset("pool")
+        make_answers(ds, 20, claims=1, prefix="j")
+        preview = audit_preview(dataset=ds, strata_keys="judge", allocation_method="neyman", size=10)
+        assert [r["stratum"] for r in preview["design"]] == ["judge=unjudged"]
+        assert [(n["field"], n["message"]) for n in preview["notes"]] == [("strata", NO_JUDGE)]
+        # One stratum takes the whole sample whatever its expected failure rate: nothing to say about the rate.
+        rates = {"*": 0.0}
+        preview = audit_preview(
+            dataset=ds, strata_keys="judge", allocation_method="neyman", size=10, expected_fail_rates=rates
+        )
+        assert [n["field"] for n in preview["notes"]] == ["strata"]
+
+
+class UnmatchedRateTests(TestCase):
+    def test_it_says_which_failure_rates_no_stratum_matches_under_neyman(self):
+        """A misspelt stratum label in the failure rates was ignored without a word: the default applied."""
+        ds = make_dataset("pool")
+        make_answers(ds, 30, meta=lambda i: {"model": MODELS[i % 3]}, prefix="u")
+        rates = {"*": 0.1, "meta.model=m1": 0.5, "meta.model=m9": 0.5}
+        kwargs = {"dataset": ds, "strata_keys": "meta.model", "size": 9, "expected_fail_rates": rates}
+        preview = audit_preview(**kwargs, allocation_method="neyman")
+        assert [(n["field"], n["message"]) for n in preview["notes"]] == [
+            ("fail_rates", "no stratum matches 'meta.model=m9': the default rate applies instead")
+        ]
+        assert audit_preview(**kwargs, allocation_method="proportional")["notes"] == []  # rates unused there
+
+
+class PopulationShownTests(TestCase):
+    def test_it_shows_the_population_in_words_and_no_filter_as_none(self):
+        """The audit page listed the raw filter: 'meta {} exclude_audited False' for an audit of every answer."""
+        self.client.force_login(make_user("lead", "lead"))
+        ds = make_dataset("pool")
+        make_answers(
+            ds, 12, meta=lambda i: {"model": MODELS[i % 3]}, created_at=dt.datetime(2026, 11, 24, tzinfo=dt.UTC)
+        )
+        every = audit_create(name="all", dataset=ds, population_filter={"meta": {}, "exclude_audited": False}, size=3)
+        page = self.client.get(f"/audits/{every.pk}/").content.decode()
+        assert '<p class="muted" id="population">Population: every answer of pool (no filter).</p>' in page
+        assert "exclude_audited" not in page
+        f = {"created_from": "2026-11-23", "created_to": "2026-11-29", "meta": {"model": "m1"}, "exclude_audited": True}
+        some = audit_create(name="some", dataset=ds, population_filter=f, size=2)
+        page = self.client.get(f"/audits/{some.pk}/").content.decode()
+        assert (
+            "Population: the answers of pool created 2026-11-23 to 2026-11-29 with metadata model = m1, "
+            "not already in an audit when it was drawn.</p>" in page
+        )

@@ -176,3 +176,30 @@ def test_it_says_how_many_answers_it_draws_are_already_audited_when_the_source_h
     assert 0 < again < 20 and len(created) == 20
     assert f"Already audited: {again} of the 20 answers this seed draws are in demo-2026-W48." in page
     assert "demo-2026-W48 has no date window, so the new audit draws from the same answers again" in page
+
+
+def test_it_sizes_the_strata_and_draws_once_when_the_previewed_audit_is_created(
+    source, django_capture_on_commit_callbacks
+):
+    """The POST creates what the preview showed: the seed's sample, sized and drawn once (not previewed again)."""
+    c = Client()
+    c.force_login(source.created_by)
+    assert "Already audited: 0 of the 12 answers" in c.get(f"/audits/{source.pk}/like/?seed=5").content.decode()
+    with CaptureQueriesContext(connection) as q, django_capture_on_commit_callbacks(execute=False):
+        r = c.post(f"/audits/{source.pk}/like/", {"week": "2026-W49", "seed": 5, "name": "support-2026-W49"})
+    assert r.status_code == 302
+    sql = [x["sql"] for x in q.captured_queries]
+    assert sum('"_k"' in s for s in sql) == 1  # the draw: the answers with the smallest order keys
+    assert sum('AS "_n"' in s for s in sql) == 1  # the strata sizes: N_h by GROUP BY
+    again, _ = like_create(like_plan(source, seed=5, name="again"), enqueue=False)
+    assert sampled(Audit.objects.get(name="support-2026-W49")) == sampled(again)
+
+
+def test_it_shows_the_preview_again_with_the_reason_when_creating_is_refused(source):
+    c = Client()
+    c.force_login(source.created_by)
+    r = c.post(f"/audits/{source.pk}/like/", {"week": "2026-W49", "seed": 5, "name": source.name})
+    page = r.content.decode()
+    assert r.status_code == 400 and f"name: an audit named &#x27;{source.name}&#x27; exists already" in page
+    assert f"Preview: {source.name}" in page and "Already audited: 0 of the 12 answers" in page
+    assert Audit.objects.count() == 1

@@ -36,10 +36,11 @@ def like_backend(source):
     return "anthropic" if last == "anthropic" and settings.ANTHROPIC_API_KEY else "offline"
 
 
-def like_plan(source, *, week=None, name=None, seed=None):
+def like_plan(source, *, week=None, name=None, seed=None, preview=True):
     """Everything the preview shows, nothing saved. seed: given to reproduce a draw, else a new random one.
     overlap: how many of the answers this seed draws are already in the source audit or any audit (a source
-    without a date window draws from the same answers again); windowless: the source has no date window."""
+    without a date window draws from the same answers again); windowless: the source has no date window.
+    preview=False: the plan only, for like_create, whose audit_create sizes the strata and draws (once)."""
     if source.is_calibration:
         raise ValidationError(
             f"{source.name} is a calibration sample (claims drawn by the judge's verdict), not an audit of answers: "
@@ -54,6 +55,8 @@ def like_plan(source, *, week=None, name=None, seed=None):
         "annotators": like_annotators(source),
         "backend": like_backend(source),
     }
+    if not preview:
+        return plan
     plan["preview"] = audit_preview(**design["kwargs"], seed=plan["seed"])  # ties ordered as the draw will
     plan["overlap"] = drawn_overlap(source.dataset, plan["preview"], plan["seed"], source)
     plan["windowless"] = not any(source.population_filter.get(k) for k in ("created_from", "created_to"))

@@ -17,27 +17,41 @@ class LikeForm(forms.Form):
 
 @lead_required
 def audit_like(request, audit_id):
-    """GET: the preview of next week's audit (?week=, ?name=, ?seed=). POST: create it as previewed."""
+    """GET: the preview of next week's audit (?week=, ?name=, ?seed=). POST: create it as previewed (the seed the
+    preview showed draws the same sample, drawn once); a refused POST shows the preview again with the reason."""
     source = get_object_or_404(Audit.objects.select_related("dataset"), pk=audit_id)
     form = LikeForm(request.POST if request.method == "POST" else request.GET)
-    plan, error = None, None
-    if form.is_valid():
-        d = form.cleaned_data
-        try:
-            plan = services.like_plan(source, week=d["week"] or None, name=d["name"], seed=d["seed"])
-            if request.method == "POST":
-                if Audit.objects.filter(name=plan["name"]).exists():
-                    raise ValidationError(f"name: an audit named {plan['name']!r} exists already")
-                audit, run = services.like_create(plan, request.user)
-                messages.success(
-                    request,
-                    f"Audit {audit.name} created ({audit.items.count()} answers, seed {audit.seed}); its sample is "
-                    f"being judged, then it is assigned to {', '.join(u.username for u in plan['annotators'])}.",
-                )
-                return redirect("judge_run", run.pk)
-        except (ValidationError, ValueError) as e:
-            error = " ".join(getattr(e, "messages", [str(e)]))
-    else:
+    if not form.is_valid():
         error = "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items())
+        return render(request, "weekly/like.html", {"source": source, "plan": None, "error": error}, status=400)
+    d = form.cleaned_data
+    args = {"week": d["week"] or None, "name": d["name"], "seed": d["seed"]}
+    plan, error = None, None
+    try:
+        if request.method == "POST":
+            return _create(request, source, args)
+    except (ValidationError, ValueError) as e:
+        error = _text(e)
+    try:
+        plan = services.like_plan(source, **args)
+    except (ValidationError, ValueError) as e:
+        error = error or _text(e)
     status = 400 if error else 200
     return render(request, "weekly/like.html", {"source": source, "plan": plan, "error": error}, status=status)
+
+
+def _create(request, source, args):
+    plan = services.like_plan(source, **args, preview=False)
+    if Audit.objects.filter(name=plan["name"]).exists():
+        raise ValidationError(f"name: an audit named {plan['name']!r} exists already")
+    audit, run = services.like_create(plan, request.user)
+    messages.success(
+        request,
+        f"Audit {audit.name} created ({audit.items.count()} answers, seed {audit.seed}); its sample is "
+        f"being judged, then it is assigned to {', '.join(u.username for u in plan['annotators'])}.",
+    )
+    return redirect("judge_run", run.pk)
+
+
+def _text(exc):
+    return " ".join(getattr(exc, "messages", [str(exc)]))

@@ -65,6 +65,9 @@ def count_uncached(run, judge, states, calls, usages):
     was billed and nothing was written or read although a breakpoint was sent, or its prefix is surely
     under the minimum; a lone request sent without a breakpoint says nothing."""
     for answer_id, used in usages.items():
+        if states[answer_id].cache_known:  # counted already (store.load_states)
+            continue
+        states[answer_id].cache_known = True
         billed = any(u["input"] or u["output"] for u in used)
         cached = any(u["cache_write"] or u["cache_read"] for u in used)
         surely_short = not judge.cacheable(judge.verify_context(states[answer_id].passages))

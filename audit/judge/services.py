@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from audit.jobs.events import judge_run_ended_send
 from audit.judge import runner
@@ -51,10 +52,8 @@ def judge_run_create(
         dataset = _by_name(Dataset, dataset)
     if isinstance(audit, str):
         audit = _by_name(Audit, audit)
-    if audit is not None and audit.is_closed:  # its report and gold are frozen; the lab scores versions on its answers
-        raise JudgeRunError(
-            f"audit {audit.name} is closed: it is not judged again (score a version in the judge lab)", "audit"
-        )
+    if reason := closed_refusal(audit):
+        raise JudgeRunError(reason, "audit")
     if version is not None:  # a chosen judge version (audit.judge.definitions) decides the backend
         backend = "offline" if version.kind == JudgeVersion.Kind.OFFLINE else "anthropic"
     if backend == "anthropic" and not settings.ANTHROPIC_API_KEY:
@@ -76,6 +75,14 @@ def judge_run_create(
     run.estimate = estimate(scope(run), backend=backend, version=version, use_batch=run.use_batch).as_dict()
     run.save()
     return run
+
+
+def closed_refusal(audit):
+    """Why a run over this audit must not judge, or None. A closed audit's report and gold are frozen (the judge
+    lab scores versions on its answers). Asked when a run is created, queued (judge_run_enqueue) and executed."""
+    if audit is not None and audit.is_closed:
+        return f"audit {audit.name} is closed: it is not judged again (score a version in the judge lab)"
+    return None
 
 
 def _by_name(model, name):
@@ -110,7 +117,9 @@ RUNNERS = {
 def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     """Run (or resume) a run to the end, the budget, or a fatal error. Safe to call again at any point:
     stored claims and verdicts are never asked for twice. progress(run) is called as work lands."""
-    run = JudgeRun.objects.select_related("judge_version").get(pk=run_id)
+    run = JudgeRun.objects.select_related("judge_version", "audit").get(pk=run_id)
+    if reason := closed_refusal(run.audit):  # queued before its audit closed
+        return judge_run_refuse(run, reason)
     batch = run.use_batch and run.backend == "anthropic"
     runs = RUNNERS[(run.judge_version.level == "answer", batch)]
     run = runner.execute(
@@ -121,6 +130,21 @@ def judge_run_execute(run_id, progress=None, *, retry_failed=False):
     with transaction.atomic():
         judgements_sync(run.judge_version_id)
     judge_run_ended_send(run)  # signal and notifications (audit/jobs/events.py)
+    return run
+
+
+def judge_run_refuse(run, reason):
+    """The run is not to judge (closed_refusal): one still queued or running ends failed saying why, before any
+    other write, and its end is announced (an execution somehow alive loses its lease); a finished one keeps its
+    status and summary. Either way the returned run's message says why."""
+    message = f"Not run: {reason}."
+    ended = JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(
+        status=JudgeRun.Status.FAILED, message=message, finished_at=timezone.now(), lease=""
+    )
+    run.refresh_from_db()
+    if ended:
+        judge_run_ended_send(run)
+    run.message = message
     return run
 
 

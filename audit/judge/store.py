@@ -82,9 +82,9 @@ def load_states(run, answer_ids, *, retry_failed=False):
             Prefetch("claims", queryset=Claim.objects.order_by("position"), to_attr="clist"),
         )
     )
-    verdicted = set(
+    stored = dict(
         JudgeVerdict.objects.filter(judge_version_id=run.judge_version_id, claim__answer_id__in=answer_ids).values_list(
-            "claim_id", flat=True
+            "claim_id", "run_id"
         )
     )
     open_failures = {}
@@ -101,8 +101,11 @@ def load_states(run, answer_ids, *, retry_failed=False):
         st.todo_claims = [
             (c.id, c.text)
             for c in a.clist
-            if c.id not in verdicted and (retry_failed or ("verify", c.id) not in st.failed)
+            if c.id not in stored and (retry_failed or ("verify", c.id) not in st.failed)
         ]
+        # An answer this run already has a verdict on was counted (run.uncached_answers) when it was stored:
+        # a resumed execution does not count it again.
+        st.cache_known = any(stored.get(c.id) == run.pk for c in a.clist)
         states.append(st)
     return states
 

@@ -8,12 +8,11 @@ from django.tasks import task
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from audit.judge.services import judge_run_execute
-from audit.models import JudgeRun
+from audit.judge.services import closed_refusal, judge_run_execute, judge_run_refuse
+from audit.models import Audit, JudgeRun
 
 RUN_TASK = "audit.judge.tasks.judge_run_task"
 RECOVER_TASK = "audit.judge.tasks.judge_recover_task"
-ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.BATCH_SUBMITTED)
 
 
 class WorkerLost(Exception):
@@ -34,7 +33,13 @@ def judge_recover_task():
 
 def judge_run_enqueue(run, *, retry_failed=False):
     """Hand the run to the database task worker (`manage.py db_worker`). A stalled run is resumed this way:
-    the execution the worker starts takes the run's lease, so an old one still alive stops (runner.py)."""
+    the execution the worker starts takes the run's lease, so an old one still alive stops (runner.py).
+    A run whose audit has closed is not queued (services.judge_run_refuse): None is returned."""
+    # The audit as it is now: it may have closed since the run was read.
+    audit = Audit.objects.filter(pk=run.audit_id).first() if run.audit_id else None
+    if reason := closed_refusal(audit):
+        judge_run_refuse(run, reason)
+        return None
     run.status = JudgeRun.Status.QUEUED
     run.message = f"Waiting for the task worker ({settings.WORKER_COMMAND})."
     run.heartbeat_at = timezone.now()  # stalled again only if no worker picks it up in time
@@ -48,7 +53,7 @@ def judge_runs_recover():
     the task rows of its dead executions, RUNNING forever otherwise, are marked failed. A run not stalled
     yet is checked again when it would be. Returns the ids of the runs resumed."""
     resumed, due = [], []
-    for run in JudgeRun.objects.filter(status__in=ACTIVE).order_by("pk"):
+    for run in JudgeRun.objects.filter(status__in=JudgeRun.ACTIVE).order_by("pk"):
         rows = DBTaskResult.objects.filter(task_path=RUN_TASK, args_kwargs__args__0=run.pk)
         if rows.filter(status="READY").exists():
             continue  # a worker will run it

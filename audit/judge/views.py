@@ -61,7 +61,8 @@ def run_resume(request, run_id):
     elif form.is_valid():
         d = form.cleaned_data
         services.judge_run_update_budget(run, budget_usd=d["budget_usd"], budget_tokens=d["budget_tokens"])
-        judge_run_enqueue(run, retry_failed=d["retry_failed"])
+        if judge_run_enqueue(run, retry_failed=d["retry_failed"]) is None:
+            messages.error(request, run.message)
     else:
         messages.error(request, "Budgets must be positive numbers.")
     return redirect("judge_run", run_id=run.pk)

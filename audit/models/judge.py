@@ -76,6 +76,8 @@ class JudgeRun(models.Model):
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
 
+    ACTIVE = (Status.QUEUED, Status.RUNNING, Status.BATCH_SUBMITTED)
+
     judge_version = models.ForeignKey(JudgeVersion, models.PROTECT, related_name="runs")
     backend = models.CharField(max_length=10, choices=JudgeVersion.Kind.choices)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
@@ -116,7 +118,7 @@ class JudgeRun(models.Model):
 
     @property
     def is_active(self):
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING, self.Status.BATCH_SUBMITTED)
+        return self.status in self.ACTIVE
 
     @property
     def stalled_minutes(self):
@@ -132,6 +134,12 @@ class JudgeRun(models.Model):
         """The shortest prefix (tokens) the run's model caches."""
         table = settings.JUDGE_MIN_CACHE_TOKENS
         return table.get(self.judge_version.model, max(table.values()))
+
+    @property
+    def estimated_claims(self):
+        """The claims the estimate expected: those stored plus those the decomposer should cut, rounded."""
+        e = self.estimate or {}
+        return round(e.get("claims_known", 0) + e.get("claims_expected", 0.0))
 
     def wall_seconds(self):
         if self.started_at and self.finished_at:

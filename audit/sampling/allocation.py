@@ -102,19 +102,11 @@ def allocate(
 
 
 def design_table(populations, sizes, fail_rates=None):
-    """[{stratum, population, sample, inclusion_probability, weight, hint}] for Audit.design. hint: for a
-    stratum left without a sample, what would give it one."""
-    rows, strata = [], sum(1 for _, N in populations if N)
-    short = sum(sizes) < strata  # fewer units than strata: no minimum can help, only size or fewer strata
+    """[{stratum, population, sample, inclusion_probability, weight}] for Audit.design (and expected_fail_rate
+    under Neyman). What would give a stratum left without a sample one is said by design_notes."""
+    rows = []
     for (label, N), k in zip(populations, sizes, strict=True):
-        hint = ""
-        if N and not k:
-            hint = "not sampled: raise the minimum per stratum"
-            if short:
-                hint = f"not sampled: {strata} strata share {sum(sizes)} answers; "
-                hint += f"raise the size to {strata} or use fewer strata"
         row = {
-            "hint": hint,
             "stratum": label,
             "population": N,
             "sample": k,
@@ -138,19 +130,33 @@ def resolve_fail_rates(labels, given=None, default_p=DEFAULT_FAIL_RATE):
     fallback = given.get("*", default_p)
     out = {}
     for label in labels:
-        parts = {p.strip() for p in label.split("|")}
         best = None
         for k, v in given.items():
-            kparts = {p.strip() for p in k.split("|")}
-            if k != "*" and kparts <= parts and (best is None or len(kparts) > best[0]):
-                best = (len(kparts), v)
+            if _matches(k, label) and (best is None or _parts(k) > best[0]):
+                best = (_parts(k), v)
         out[label] = best[1] if best else fallback
     return out
 
 
-def design_notes(labelled, sizes, size, min_per_stratum):
+def _parts(text):
+    return len(text.split("|"))
+
+
+def _matches(key, label):
+    """Whether a failure rate's key applies to a stratum: every part of the key occurs in the stratum's label."""
+    return key != "*" and {p.strip() for p in key.split("|")} <= {p.strip() for p in label.split("|")}
+
+
+def unmatched_rates(labels, given):
+    """The keys of the failure rates given that apply to no stratum (a misspelt label), in the order given."""
+    keys = [str(k).strip() for k in (given or {})]
+    return [k for k in keys if k != "*" and not any(_matches(k, label) for label in labels)]
+
+
+def design_notes(labelled, sizes, size, min_per_stratum, fail_rates=None):
     """What the design does that the inputs did not say, each as {field, message}: a size above the
-    population, a minimum per stratum the sample cannot give every stratum, strata left without a sample."""
+    population, a minimum per stratum the sample cannot give every stratum, strata left without a sample.
+    fail_rates: the resolved expected failure rates of a Neyman design, whose rates of 0 (or 1) are said too."""
     total, notes = sum(N for _, N in labelled), []
     strata = sum(1 for _, N in labelled if N)
     if total and size > total:
@@ -162,7 +168,23 @@ def design_notes(labelled, sizes, size, min_per_stratum):
             f"at least {min_per_stratum} in each of {strata} strata needs {lower} answers, more than the "
             f"sample's {sum(sizes)}: the sample is spread as evenly as the minimum allows instead",
         ))  # fmt: skip
-    left = sum(1 for (_, N), k in zip(labelled, sizes, strict=True) if N and not k)
+    certain = [lb for lb, N in labelled if N and fail_rates is not None and fail_rates[lb] in (0.0, 1.0)]
+    unsampled = [lb for (lb, N), k in zip(labelled, sizes, strict=True) if N and not k]
+    if certain and len(certain) == strata > 1:
+        notes.append(note(
+            "fail_rates",
+            "every stratum's expected failure rate is 0 or 1, which gives Neyman allocation nothing to weigh them "
+            "by: the sample is shared equally instead",
+        ))  # fmt: skip
+    elif zeroed := [lb for lb in unsampled if lb in certain]:
+        notes.append(note(
+            "fail_rates",
+            f"{_strata(len(zeroed))} expected to fail at a rate of 0 (or 1) {'gets' if len(zeroed) == 1 else 'get'} "
+            f"no answer under Neyman allocation ({', '.join(zeroed)}), so a failure there could never be seen: "
+            "expect a small rate instead (e.g. 0.02), or set a minimum per stratum",
+        ))  # fmt: skip
+        unsampled = [lb for lb in unsampled if lb not in zeroed]
+    left = len(unsampled)
     if left and strata > sum(sizes):
         notes.append(note("strata", too_many_strata(strata, sum(sizes), left)))
     elif left:
@@ -174,9 +196,14 @@ def design_notes(labelled, sizes, size, min_per_stratum):
     return notes
 
 
+def _strata(n):
+    return f"{n} stratum" if n == 1 else f"{n} strata"
+
+
 FIELD_LABELS = {
     "size": "Size",
     "min_per_stratum": "Min per stratum",
+    "fail_rates": "Expected failure rates",
     "strata": "Strata keys",
     "meta_filters": "Metadata filters",
     "created_from": "Created from",

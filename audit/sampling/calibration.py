@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from audit.models import SCORED_VERDICTS, Audit, AuditAnswer, AuditClaim, JudgeVerdict
+from audit.sampling.allocation import design_table
 from audit.sampling.population import meta_json, meta_path_ok
 
 VERDICTS = SCORED_VERDICTS
@@ -50,14 +51,8 @@ def draw(strata, alloc, seed):
 
 def design_rows(strata, alloc):
     """The design table (Audit.design), one row per stratum in label order, as audits of answers have it."""
-    rows = []
-    for s in sorted(strata):
-        N, n = len(strata[s]), alloc[s]
-        rows.append({
-            "stratum": s, "population": N, "sample": n,
-            "inclusion_probability": n / N if N else 0.0, "weight": N / n if n else None,
-        })  # fmt: skip
-    return rows
+    labels = sorted(strata)
+    return design_table([(s, len(strata[s])) for s in labels], [alloc[s] for s in labels])
 
 
 def calibration_audit_create(*, name, dataset, version, size=DEFAULT_SIZE, seed=None, meta_field=None, user=None):
@@ -66,7 +61,7 @@ def calibration_audit_create(*, name, dataset, version, size=DEFAULT_SIZE, seed=
     if meta_field and not meta_path_ok(meta_field):
         raise ValidationError(f"Metadata field {meta_field!r}: use letters, digits, '_' or '-' (a.b: nested).")
     if Audit.objects.filter(name=name).exists():
-        raise ValidationError(f"An audit named {name!r} already exists.")
+        raise ValidationError({"name": f"an audit named {name!r} already exists"})
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
     strata = population(dataset, version, meta_field)
     if not strata:
@@ -81,13 +76,15 @@ def calibration_audit_create(*, name, dataset, version, size=DEFAULT_SIZE, seed=
         )  # fmt: skip
     alloc = allocate_equal({s: len(ids) for s, ids in strata.items()}, size)
     picked = draw(strata, alloc, seed)
+    design = design_rows(strata, alloc)
+    rows = {r["stratum"]: r for r in design}
     with transaction.atomic():
         audit = Audit.objects.create(
             name=name, dataset=dataset, kind="claims", calibration_judge=version, size=size, seed=seed,
             allocation=Audit.Allocation.EQUAL,
             population_size=sum(len(ids) for ids in strata.values()), strata_keys=["judge_verdict"] + (
                 [f"meta.{meta_field}"] if meta_field else []),
-            design=design_rows(strata, alloc),
+            design=design,
             created_by=user,
         )  # fmt: skip
         AuditClaim.objects.bulk_create(
@@ -95,11 +92,11 @@ def calibration_audit_create(*, name, dataset, version, size=DEFAULT_SIZE, seed=
                 audit=audit,
                 claim_id=cid,
                 stratum=s,
-                stratum_population=len(strata[s]),
-                stratum_sample=len(ids),
-                inclusion_probability=len(ids) / len(strata[s]),
-                weight=len(strata[s]) / len(ids),
-            )  # fmt: skip
+                stratum_population=rows[s]["population"],
+                stratum_sample=rows[s]["sample"],
+                inclusion_probability=rows[s]["inclusion_probability"],
+                weight=rows[s]["weight"],
+            )
             for s, ids in picked.items()
             for cid in ids
         )

@@ -7,6 +7,15 @@ from audit.sampling.allocation import DEFAULT_FAIL_RATE
 from audit.sampling.services import SEED_MAX, check_inputs
 
 
+def refusal_fields(exc):
+    """A preview's or draw's refusal as [(field, message)], the one reading of it for the New audit page and the
+    audits API: a ValidationError's own fields, a stratification key's refusal on strata, else no field (None)."""
+    if isinstance(exc, ValidationError) and hasattr(exc, "error_dict"):
+        return [(field, " ".join(messages)) for field, messages in exc.message_dict.items()]
+    field = "strata" if isinstance(exc, pop.StrataError) else None
+    return [(field, " ".join(getattr(exc, "messages", [str(exc)])))]
+
+
 def _lines(text, what):
     """'key = value' lines -> [(key, value)]; the value is after the LAST '=' (stratum labels contain '=')."""
     out = []

@@ -9,23 +9,16 @@ from audit.sampling.draw import draw
 
 
 def audit_detail(audit_id):
-    """The audit with its dataset and creator and its sample size; design rows complete (a calibration sample
-    drawn before its rows kept them gets its inclusion probabilities and weights from its counts), design_notes,
-    and for a calibration sample n_claims, the claims sampled (the sum of its design's samples)."""
+    """The audit with its dataset and creator and its sample size; design_notes, and for a calibration sample
+    n_claims, the claims sampled (the sum of its design's samples)."""
     audit = (
         Audit.objects.select_related("dataset", "created_by", "calibration_judge")
         .annotate(n_items=Count("items"))
         .get(pk=audit_id)
     )
-    audit.design = [_complete(row) for row in audit.design]
     audit.design_notes = [] if audit.is_calibration else drawn_notes(audit.design)
     audit.n_claims = sum(row["sample"] for row in audit.design) if audit.is_calibration else None
     return audit
-
-
-def _complete(row):
-    N, n = row["population"], row["sample"]
-    return {"inclusion_probability": n / N if N else 0.0, "weight": N / n if n else None, **row}
 
 
 def items_without_claims(audit):

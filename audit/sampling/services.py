@@ -73,10 +73,17 @@ def audit_preview(
     sizes = allocation.allocate(
         labelled, size, allocation_method, min_per_stratum=min_per_stratum, fail_rates=rates, seed=seed
     )
-    table = allocation.design_table(labelled, sizes, rates if allocation_method == allocation.NEYMAN else None)
-    notes = allocation.design_notes(labelled, sizes, size, min_per_stratum)
+    neyman_rates = rates if allocation_method == allocation.NEYMAN else None
+    table = allocation.design_table(labelled, sizes, neyman_rates)
+    notes = allocation.design_notes(labelled, sizes, size, min_per_stratum, neyman_rates)
     if not sum(N for _, N in labelled):
         notes.insert(0, allocation.note(emptied_by(f), EMPTY_POPULATION))
+    elif "judge" in keys and jv is None:
+        notes.insert(0, allocation.note("strata", NO_JUDGE))
+    unused = allocation.unmatched_rates([lb for lb, _ in labelled], expected_fail_rates) if neyman_rates else []
+    if unused and any(N for _, N in labelled):
+        message = f"no stratum matches {', '.join(repr(k) for k in unused)}: the default rate applies instead"
+        notes.append(allocation.note("fail_rates", message))
     return {
         "population_size": sum(N for _, N in labelled),
         "sample_size": sum(sizes),
@@ -91,6 +98,10 @@ def audit_preview(
     }
 
 
+NO_JUDGE = (
+    "no judge version has verdicts on this dataset, so the judge key puts every answer in judge=unjudged: "
+    "run the judge on the dataset first, or stratify by other keys"
+)
 EMPTY_POPULATION = "no answer of the dataset is in this population: nothing to sample (widen the filter)"
 
 
@@ -125,7 +136,7 @@ def audit_create(
     """Draw the sample and save the audit (status draft). The AuditAnswer rows are the frozen snapshot. The
     returned audit carries design_notes (not saved): the preview's notes on what the inputs did not say."""
     if Audit.objects.filter(name=name).exists():
-        raise ValidationError(f"An audit named {name!r} already exists.")
+        raise ValidationError({"name": f"an audit named {name!r} already exists"})
     seed = secrets.randbelow(RANDOM_SEED_MAX) if seed is None else int(seed)
     p = audit_preview(
         dataset=dataset,
@@ -172,8 +183,8 @@ def audit_create(
             stratum=label,
             stratum_population=rows[label]["population"],
             stratum_sample=rows[label]["sample"],
-            inclusion_probability=rows[label]["sample"] / rows[label]["population"],
-            weight=rows[label]["population"] / rows[label]["sample"],
+            inclusion_probability=rows[label]["inclusion_probability"],
+            weight=rows[label]["weight"],
         )
         for i, (_, pk, label) in enumerate(sampled)
     )

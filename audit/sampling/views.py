@@ -8,7 +8,6 @@ from audit.judge.tasks import judge_run_enqueue
 from audit.models import Audit
 from audit.roles import lead_required
 from audit.sampling import forms, selectors, services
-from audit.sampling import population as pop
 
 
 def _error(request, exc):
@@ -16,12 +15,8 @@ def _error(request, exc):
 
 
 def _service_error(form, exc):
-    """Put an error of the preview or the draw on the field it names (strata for a stratification key)."""
-    if isinstance(exc, ValidationError) and hasattr(exc, "error_dict"):
-        form.add_error(None, exc)
-    else:
-        field = "strata" if isinstance(exc, pop.StrataError) else None
-        form.add_error(field, " ".join(getattr(exc, "messages", [str(exc)])))
+    for field, message in forms.refusal_fields(exc):
+        form.add_error(field, message)
 
 
 def _created(request, audit, notes):

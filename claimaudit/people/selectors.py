@@ -6,14 +6,23 @@ from django.db.models import Count, Q
 from annotations.models import Assignment
 from audit.models import HistoryEvent
 
-OPEN = ~Q(assignments__status=Assignment.Status.SUBMITTED)
+
+def open_q(prefix=""):
+    """An assignment not submitted yet, in any audit: the one meaning of "open" on the people pages, whether read
+    from an assignment (prefix "") or through a relation to it (e.g. "assignments__")."""
+    return ~Q(**{f"{prefix}status": Assignment.Status.SUBMITTED})
+
+
+def open_assignments(user):
+    """The person's open assignments."""
+    return Assignment.objects.filter(open_q(), annotator=user)
 
 
 def people():
     """Every user with their groups and their count of open (unsubmitted) assignments: two queries."""
     return (
         get_user_model()
-        .objects.annotate(open_assignments=Count("assignments", filter=OPEN))
+        .objects.annotate(open_assignments=Count("assignments", filter=open_q("assignments__")))
         .prefetch_related("groups")
         .order_by("-is_active", "username")
     )
@@ -23,8 +32,7 @@ def person(user_id):
     """(user, open assignments, recent events); raises DoesNotExist. Four queries."""
     user = get_user_model().objects.prefetch_related("groups").get(pk=user_id)
     open_ = (
-        Assignment.objects.filter(annotator=user)
-        .exclude(status=Assignment.Status.SUBMITTED)
+        open_assignments(user)
         .select_related("audit_answer__audit", "audit_answer__answer")
         .order_by("audit_answer__audit_id", "audit_answer__position")
     )

@@ -19,6 +19,7 @@ from django.utils.http import urlsafe_base64_encode
 from annotations.assignments.services import assignment_reassign
 from annotations.models import Assignment
 from audit import history, roles
+from claimaudit.people.selectors import open_assignments
 
 logger = logging.getLogger(__name__)
 SHORT_OF = {name: short for short, name in roles.BY_SHORT_NAME.items()}
@@ -82,11 +83,6 @@ def person_deactivate(user, *, by, reason=""):
             user.is_active = False
             _record("deactivated", by=by, person=user, old={"active": True}, new={"active": False}, reason=reason)
     return open_assignments(user)
-
-
-def open_assignments(user):
-    """The person's assignments not submitted yet (in any audit)."""
-    return Assignment.objects.filter(annotator=user).exclude(status=Assignment.Status.SUBMITTED)
 
 
 def person_work_reassign(user, to, *, by):

@@ -1,6 +1,8 @@
 """People pages (leads only): the team, a person, creating one with a set-password link. The
 set-password page itself is public: the link's token is the credential."""
 
+from collections import Counter
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
@@ -57,7 +59,7 @@ def person(request, user_id, *, form=None, reassign_form=None, status=200):
 
 def _open_work_warning(request, user, why):
     """After a change that leaves the person unable to label: how much open work waits for someone else."""
-    n = services.open_assignments(user).count()
+    n = selectors.open_assignments(user).count()
     if n:
         messages.warning(
             request,
@@ -125,9 +127,17 @@ def person_reassign(request, user_id):
         return _back_to(user)
     messages.success(request, f"{moved} open assignment{'s' if moved != 1 else ''} of {user.username} moved to {to}.")
     if kept:
-        reasons = "; ".join(sorted({why for _, why in kept}))
-        messages.warning(request, f"{len(kept)} stay with {user.username} ({reasons.rstrip('.')}).")
+        messages.warning(request, _kept_text(user, kept))
     return _back_to(user)
+
+
+def _kept_text(user, kept):
+    """How many assignments stay with the person, and how many for each reason when there are several."""
+    why = Counter(reason.rstrip(".") for _, reason in kept)
+    if len(why) == 1:
+        return f"{len(kept)} stay with {user.username} ({next(iter(why))})."
+    parts = ", ".join(f"{n} ({reason})" for reason, n in sorted(why.items(), key=lambda x: (-x[1], x[0])))
+    return f"{len(kept)} stay with {user.username}: {parts}."
 
 
 @require_POST

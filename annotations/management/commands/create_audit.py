@@ -99,7 +99,7 @@ class Command(BaseCommand):
         except Audit.DoesNotExist:
             raise CommandError(f"No audit named {o['like']!r}.")
         try:
-            plan = like_plan(source, week=o["week"], name=o["name"], seed=o["seed"])
+            plan = like_plan(source, week=o["week"], name=o["name"], seed=o["seed"], preview=False)
             if Audit.objects.filter(name=plan["name"]).exists():
                 raise CommandError(f"An audit named {plan['name']!r} exists already (this week was done?).")
             audit, run = like_create(plan, enqueue=False)

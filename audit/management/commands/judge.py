@@ -53,7 +53,10 @@ class Command(BaseCommand):
         existing = retry_failed or resume
         try:
             if existing:
-                run = judge_run_reopen(JudgeRun.objects.get(pk=existing))  # a cancelled run may resume
+                run = JudgeRun.objects.select_related("audit").get(pk=existing)
+                if reason := services.closed_refusal(run.audit):  # nothing to reopen, nothing to execute
+                    raise JudgeRunError(f"judge run {run.pk} not resumed: {reason}")
+                run = judge_run_reopen(run)  # a cancelled run may resume
                 if budget_usd is not None or budget_tokens is not None:
                     services.judge_run_update_budget(run, budget_usd=budget_usd, budget_tokens=budget_tokens)
             else:
