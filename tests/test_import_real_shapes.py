@@ -284,11 +284,19 @@ class RagTruthTests(Upload):
         )
         self.assertEqual((again.status_code, ImportBatch.objects.latest("id").status), (200, "noop"))
 
-    def test_it_takes_a_raw_ragtruth_record_whose_passages_are_one_string_as_one_passage(self):
+    def test_it_splits_a_raw_ragtruth_records_one_string_of_passages_on_its_passage_markers(self):
         mapping = "question=source_info.question\nanswer=response\npassages=source_info.passages"
         self.assertEqual(self.upload("ragtruth_raw.jsonl", format="mapping", mapping=mapping).created, 1)
         raw = json.loads((REAL / "ragtruth_raw.jsonl").read_text().splitlines()[0])
-        self.assertEqual(texts(Answer.objects.get()), [raw["source_info"]["passages"]])
+        a = Answer.objects.get()
+        self.assertEqual(
+            list(a.passages.values_list("external_id", "text")),
+            [
+                ("passage 1", raw["source_info"]["passages"].split("\n\n")[0].removeprefix("passage 1:")),
+                ("passage 2", "Many American Legion posts hold flag retirement ceremonies."),
+            ],
+        )
+        self.assertEqual(a.meta["passages_raw"], raw["source_info"]["passages"])  # the string as written
 
 
 class EdgeCaseTests(Upload):

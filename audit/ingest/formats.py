@@ -28,6 +28,8 @@ import hashlib
 import json
 import re
 
+from audit.ingest import numbered
+
 FORMATS = ("auto", "native", "ragas", "deepeval", "langchain", "mapping")
 NATIVE_KEYS = ("id", "question", "answer", "created_at", "meta", "claims", "passages")
 PASSAGE_TARGETS = ("passage.id", "passage.text", "passage.source")
@@ -193,6 +195,9 @@ def to_native(obj, fmt, mapping):
     passages = out.get("passages")
     if src and listed(passages) is not None:
         passages = listed(passages)
+    elif src and isinstance(passages, str) and (parts := numbered.split(passages)):
+        passages = parts  # "passage 1:...\n\npassage 2:..." (RAGTruth): its passages
+        _fold(out, {"passages_raw": out["passages"]})  # the string as written, in the answer's meta
     elif src and isinstance(passages, str) and passages.strip():
         passages = [passages]  # a tool's one string of context (a chain's formatted "context"): one passage
     out["passages"] = _passages(passages, mapping)
