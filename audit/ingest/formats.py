@@ -5,14 +5,16 @@ retrieved_contexts, optional reference; Ragas 0.1's question, answer, contexts),
 (input, actual_output or actualOutput, retrieval_context or retrievalContext; a list DeepEval's save_as wrote as one
 string joined with "|" is split again), `langchain` chain outputs (input/question/query,
 answer/result/output/response, context/source_documents/documents/contexts/passage of documents), also as a
-LangSmith run (the same fields under `inputs` and `outputs`, start_time as created_at), and `mapping` (any shape,
+LangSmith run (the same fields under `inputs` and `outputs`, start_time as created_at), `ragtruth` (a RAGTruth
+response joined to its source_info: see ragtruth.py), and `mapping` (any shape,
 through `target=source` pairs such as `question=prompt` or `passage.text=content`; a source may be a dotted path
 into nested objects and lists, e.g. `observations.0.output`; a field named with dots, as flattened tables have,
 is read whole, and a string of JSON on the way, as TruLens' record_json, is read through). `auto` detects the
 format of each record from its fields. In every format a passage may be a plain string or a LangChain-style
 document (page_content, metadata with id/source/title/url/..., also as LangChain serialises it: {"lc": 1,
 "kwargs": {...}}); in a tool's shape (not native) the passages field may also be one string of context, taken as
-one passage, or a list written as text (JSON, or the Python literal pandas writes).
+one passage (or, when it is clearly a numbered list, "passage 1:...\n\npassage 2:...", as its passages: see
+numbered.py), or a list written as text (JSON, or the Python literal pandas writes).
 
 A field with a native name (id, created_at, meta, claims, ...) keeps its meaning unless the shape takes that native
 field from another one: then it goes into `meta`. The fields a shape takes are left out of `meta`, down to the leaf
@@ -28,9 +30,9 @@ import hashlib
 import json
 import re
 
-from audit.ingest import numbered
+from audit.ingest import numbered, ragtruth
 
-FORMATS = ("auto", "native", "ragas", "deepeval", "langchain", "mapping")
+FORMATS = ("auto", "native", "ragas", "deepeval", "langchain", "ragtruth", "mapping")
 NATIVE_KEYS = ("id", "question", "answer", "created_at", "meta", "claims", "passages")
 PASSAGE_TARGETS = ("passage.id", "passage.text", "passage.source")
 TARGETS = (*NATIVE_KEYS, *PASSAGE_TARGETS)
@@ -64,6 +66,7 @@ SHAPES = {
         ),
         "created_at": ("created_at", "start_time"),
     },
+    "ragtruth": ragtruth.SHAPE,  # a RAGTruth response joined to its source_info (see ragtruth.py)
 }
 # Fields that hold JSON in a CSV cell, per shape (a cell may also hold a Python list as pandas writes it).
 CSV_JSON = {
@@ -125,6 +128,8 @@ def check_format(fmt, mapping):
 def detect(keys):
     """The shape whose fields a record (or a CSV header) has."""
     keys = set(keys)
+    if ragtruth.joined(keys):
+        return "ragtruth"
     if {"user_input", "response"} <= keys or ({"question", "answer", "contexts"} <= keys and "passages" not in keys):
         return "ragas"
     if "input" in keys and keys & {"actual_output", "actualOutput"}:
@@ -190,6 +195,8 @@ def to_native(obj, fmt, mapping):
             if value is not None:
                 out[native] = value
         _fold(out, meta)
+    if fmt == "ragtruth":
+        ragtruth.tidy(out, out.get("passages"))
     if "id" not in out:
         out["id"] = _derived_id("a", obj)
     passages = out.get("passages")
