@@ -30,7 +30,7 @@ import hashlib
 import json
 import re
 
-from audit.ingest import numbered, ragtruth
+from audit.ingest import expertqa, numbered, ragtruth
 
 FORMATS = ("auto", "native", "ragas", "deepeval", "langchain", "ragtruth", "mapping")
 NATIVE_KEYS = ("id", "question", "answer", "created_at", "meta", "claims", "passages")
@@ -441,7 +441,11 @@ def unknown_shape(fmt, fields):
 
 
 def hinted(errors, fmt, obj):
-    """A record's errors, its missing question saying so when no shape knows the record's fields."""
+    """A record's errors, its missing question saying so when no shape knows the record's fields; an ExpertQA
+    example's, one error on its `answers` (see expertqa.py)."""
+    why = expertqa.refusal(obj) if errors and fmt in ("auto", "native") else None
+    if why:
+        return [type(errors[0])(errors[0].line, "answers", why)]
     hint = unknown_shape(fmt, obj) if errors and isinstance(obj, dict) else ""
     if not hint:
         return errors
