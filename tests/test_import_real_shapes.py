@@ -26,6 +26,10 @@ def passages(answer):
     return list(answer.passages.values_list("external_id", "source", "text", "meta"))
 
 
+def passages_of(answer):
+    return list(answer.passages.values_list("external_id", "text"))
+
+
 def texts(answer):
     return list(answer.passages.values_list("text", flat=True))
 
@@ -284,11 +288,57 @@ class RagTruthTests(Upload):
         )
         self.assertEqual((again.status_code, ImportBatch.objects.latest("id").status), (200, "noop"))
 
-    def test_it_takes_a_raw_ragtruth_record_whose_passages_are_one_string_as_one_passage(self):
+    def test_it_splits_a_raw_ragtruth_records_one_string_of_passages_on_its_passage_markers(self):
         mapping = "question=source_info.question\nanswer=response\npassages=source_info.passages"
         self.assertEqual(self.upload("ragtruth_raw.jsonl", format="mapping", mapping=mapping).created, 1)
         raw = json.loads((REAL / "ragtruth_raw.jsonl").read_text().splitlines()[0])
-        self.assertEqual(texts(Answer.objects.get()), [raw["source_info"]["passages"]])
+        a = Answer.objects.get()
+        self.assertEqual(
+            list(a.passages.values_list("external_id", "text")),
+            [
+                ("passage 1", raw["source_info"]["passages"].split("\n\n")[0].removeprefix("passage 1:")),
+                ("passage 2", "Many American Legion posts hold flag retirement ceremonies."),
+            ],
+        )
+        self.assertEqual(a.meta["passages_raw"], raw["source_info"]["passages"])  # the string as written
+
+    def test_it_detects_ragtruth_responses_joined_to_their_source_info_and_splits_their_passages(self):
+        # line 1: response.jsonl merged with source_info.jsonl on source_id (pandas); line 2: the same for another
+        # model as RAGTruth's baseline/prepare_dataset.py writes it (no prompt; question and reference copied out)
+        lines = [json.loads(x) for x in (REAL / "ragtruth_joined.jsonl").read_text().splitlines()]
+        demo = [json.loads(x) for x in DEMO.read_text().splitlines()]
+        split = {d["meta"]["source_id"]: [(p["id"], p["text"]) for p in d["passages"]] for d in demo}
+        self.assertEqual(self.upload("ragtruth_joined.jsonl").created, 2)
+        for raw in lines:
+            a = Answer.objects.get(external_id=raw["id"])
+            self.assertEqual((a.question, a.text), (raw["source_info"]["question"], raw["response"]))
+            self.assertEqual(passages_of(a), split[raw["source_id"]])  # as the demo sample split them
+            self.assertEqual(a.meta["passages_raw"], raw["source_info"]["passages"])
+            self.assertEqual(
+                (a.meta["labels"], a.meta["model"], a.meta["quality"]), (raw["labels"], raw["model"], "good")
+            )
+            self.assertNotIn("question", a.meta)  # prepare_dataset.py's copies are not stored twice
+            self.assertNotIn("reference", a.meta)
+        flagged = Answer.objects.get(external_id=lines[1]["id"])
+        for span in flagged.meta["labels"]:
+            self.assertEqual(flagged.text[span["start"] : span["end"]], span["text"])
+        self.assertEqual(flagged.meta["format_label"]["conflict"], [lines[1]["labels"][0]["text"]])
+        self.assertIn(
+            "Briefly answer the following question", Answer.objects.get(external_id=lines[0]["id"]).meta["prompt"]
+        )
+
+    def test_it_refuses_a_joined_ragtruth_summary_record_naming_the_missing_question(self):
+        rec = {"id": "901", "source_id": "15001", "model": "gpt-4-0613", "labels": [], "quality": "good"}
+        rec |= {"response": "The council approved the budget.", "task_type": "Summary", "source": "CNN/DM"}
+        rec["source_info"] = "The city council met on Tuesday and approved next year's budget after a long debate."
+        errors = self.refused("summary.jsonl", json.dumps(rec).encode())
+        self.assertEqual(
+            errors,
+            [
+                (1, "source_info.question", "missing (looked for source_info.question, question)"),
+                (1, "source_info.passages", "missing (looked for source_info.passages, reference)"),
+            ],
+        )
 
 
 class EdgeCaseTests(Upload):

@@ -154,6 +154,23 @@ class NotAnswerLogTests(Upload):
             "outputs.documents, contexts, passage, retrieved_context)",
         )
 
+    def test_it_refuses_an_expertqa_example_naming_its_answers_and_systems(self):
+        # ExpertQA's r2_compiled_anon.jsonl: one object per question, answers keyed by system, claims inside
+        errors = self.refused("expertqa_r2.jsonl")
+        self.assertEqual(
+            errors,
+            [
+                (
+                    1,
+                    "answers",
+                    "an ExpertQA example holds the answers of 2 systems (gpt4, rr_sphere_gpt4), each with its own"
+                    " claims and evidence: not imported as one answer. Write one record per system first"
+                    " (answer=answers.<system>.answer_string, passages from its claims' evidence):"
+                    " see IMPORT_SHAPES.md",
+                )
+            ],
+        )
+
 
 class LongAnswerTests(Upload):
     def test_it_reads_a_5000_word_answer_with_45_multi_line_passages_from_an_excel_csv(self):

@@ -5,14 +5,16 @@ retrieved_contexts, optional reference; Ragas 0.1's question, answer, contexts),
 (input, actual_output or actualOutput, retrieval_context or retrievalContext; a list DeepEval's save_as wrote as one
 string joined with "|" is split again), `langchain` chain outputs (input/question/query,
 answer/result/output/response, context/source_documents/documents/contexts/passage of documents), also as a
-LangSmith run (the same fields under `inputs` and `outputs`, start_time as created_at), and `mapping` (any shape,
+LangSmith run (the same fields under `inputs` and `outputs`, start_time as created_at), `ragtruth` (a RAGTruth
+response joined to its source_info: see ragtruth.py), and `mapping` (any shape,
 through `target=source` pairs such as `question=prompt` or `passage.text=content`; a source may be a dotted path
 into nested objects and lists, e.g. `observations.0.output`; a field named with dots, as flattened tables have,
 is read whole, and a string of JSON on the way, as TruLens' record_json, is read through). `auto` detects the
 format of each record from its fields. In every format a passage may be a plain string or a LangChain-style
 document (page_content, metadata with id/source/title/url/..., also as LangChain serialises it: {"lc": 1,
 "kwargs": {...}}); in a tool's shape (not native) the passages field may also be one string of context, taken as
-one passage, or a list written as text (JSON, or the Python literal pandas writes).
+one passage (or, when it is clearly a numbered list, "passage 1:...\n\npassage 2:...", as its passages: see
+numbered.py), or a list written as text (JSON, or the Python literal pandas writes).
 
 A field with a native name (id, created_at, meta, claims, ...) keeps its meaning unless the shape takes that native
 field from another one: then it goes into `meta`. The fields a shape takes are left out of `meta`, down to the leaf
@@ -28,7 +30,9 @@ import hashlib
 import json
 import re
 
-FORMATS = ("auto", "native", "ragas", "deepeval", "langchain", "mapping")
+from audit.ingest import expertqa, numbered, ragtruth
+
+FORMATS = ("auto", "native", "ragas", "deepeval", "langchain", "ragtruth", "mapping")
 NATIVE_KEYS = ("id", "question", "answer", "created_at", "meta", "claims", "passages")
 PASSAGE_TARGETS = ("passage.id", "passage.text", "passage.source")
 TARGETS = (*NATIVE_KEYS, *PASSAGE_TARGETS)
@@ -62,6 +66,7 @@ SHAPES = {
         ),
         "created_at": ("created_at", "start_time"),
     },
+    "ragtruth": ragtruth.SHAPE,  # a RAGTruth response joined to its source_info (see ragtruth.py)
 }
 # Fields that hold JSON in a CSV cell, per shape (a cell may also hold a Python list as pandas writes it).
 CSV_JSON = {
@@ -123,6 +128,8 @@ def check_format(fmt, mapping):
 def detect(keys):
     """The shape whose fields a record (or a CSV header) has."""
     keys = set(keys)
+    if ragtruth.joined(keys):
+        return "ragtruth"
     if {"user_input", "response"} <= keys or ({"question", "answer", "contexts"} <= keys and "passages" not in keys):
         return "ragas"
     if "input" in keys and keys & {"actual_output", "actualOutput"}:
@@ -188,11 +195,16 @@ def to_native(obj, fmt, mapping):
             if value is not None:
                 out[native] = value
         _fold(out, meta)
+    if fmt == "ragtruth":
+        ragtruth.tidy(out, out.get("passages"))
     if "id" not in out:
         out["id"] = _derived_id("a", obj)
     passages = out.get("passages")
     if src and listed(passages) is not None:
         passages = listed(passages)
+    elif src and isinstance(passages, str) and (parts := numbered.split(passages)):
+        passages = parts  # "passage 1:...\n\npassage 2:..." (RAGTruth): its passages
+        _fold(out, {"passages_raw": out["passages"]})  # the string as written, in the answer's meta
     elif src and isinstance(passages, str) and passages.strip():
         passages = [passages]  # a tool's one string of context (a chain's formatted "context"): one passage
     out["passages"] = _passages(passages, mapping)
@@ -429,7 +441,11 @@ def unknown_shape(fmt, fields):
 
 
 def hinted(errors, fmt, obj):
-    """A record's errors, its missing question saying so when no shape knows the record's fields."""
+    """A record's errors, its missing question saying so when no shape knows the record's fields; an ExpertQA
+    example's, one error on its `answers` (see expertqa.py)."""
+    why = expertqa.refusal(obj) if errors and fmt in ("auto", "native") else None
+    if why:
+        return [type(errors[0])(errors[0].line, "answers", why)]
     hint = unknown_shape(fmt, obj) if errors and isinstance(obj, dict) else ""
     if not hint:
         return errors

@@ -10,6 +10,7 @@ FORMAT_LABELS = {
     "ragas": "Ragas samples (user_input, response, retrieved_contexts; or question, answer, contexts)",
     "deepeval": "DeepEval test cases or a test run (input, actual_output, retrieval_context)",
     "langchain": "LangChain output or LangSmith runs (input, answer, context documents)",
+    "ragtruth": "RAGTruth responses joined to source_info (response, source_info.question, source_info.passages)",
     "mapping": "Field mapping (below)",
 }
 
