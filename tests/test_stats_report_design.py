@@ -47,6 +47,14 @@ def test_it_never_prints_a_zero_width_interval_for_0_failures_in_11_answers():
     assert two["design_effect"] is None  # p = 0: no design effect to show
 
 
+def test_it_never_prints_a_zero_width_interval_for_a_claim_ratio_of_1_in_every_answer():
+    # An audit where every claim is supported: each of 11 answers has claim ratio 1, so s_h^2 = 0 and the
+    # normal interval 1 +- 1.96 * 0 would read [1, 1], certainty from 11 answers.
+    r = fa.stratified_mean([("a", 300, [1.0] * 11), ("b", 100, [1.0] * 4)], 0.05)
+    assert r["value"] == 1.0 and r["ci"] is None
+    assert r["ci_why"].startswith("not computable: the design-based variance is 0")
+
+
 def test_it_gives_the_korn_graubard_interval_and_design_effect_of_a_stratified_rate():
     groups = [("s", 9000, [1] * 5 + [0] * 95), ("u", 700, [1] * 20 + [0] * 80), ("c", 300, [1] * 40 + [0] * 60)]
     r = fa.stratified_proportion(groups, 0.05)

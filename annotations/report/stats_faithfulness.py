@@ -140,6 +140,10 @@ def _borrow_note(cover):
     return f"; {len(b)} single-answer strat{'um' if len(b) == 1 else 'a'} borrow the variance of all sampled answers"
 
 
+ZERO_VARIANCE = (
+    "not computable: the design-based variance is 0 (every sampled value is the same, or every stratum was sampled "
+    "completely) and an interval of zero width is never printed"
+)
 COMPLETE = "answer with complete gold"  # the unit the answer-level weighted figures count
 
 
@@ -175,6 +179,8 @@ def stratified_mean(groups, min_share, what="data"):
         return not_computable(why, **cover)
     if var is None:
         return stat(est, None, ci_why="not computable: the audit has a single answer", **cover)
+    if var == 0:
+        return stat(est, None, ci_why=ZERO_VARIANCE, **cover)
     ci = [max(0.0, est - Z95 * var**0.5), min(1.0, est + Z95 * var**0.5)]
     method = "stratified normal 95% with finite population correction, clipped to [0, 1]" + _borrow_note(cover)
     return stat(est, ci, variance=var, ci_method=method, **cover)
