@@ -6,6 +6,7 @@ Pure functions: no database."""
 import itertools
 import math
 
+import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
@@ -337,6 +338,27 @@ def test_it_says_kappa_and_ac1_carry_no_information_when_a_rater_uses_one_verdic
     assert ag.cohen_kappa(t)["value"] is None and ag.cohen_kappa(t)["why"].startswith("not informative: ")
     assert ag.gwet_ac1(t)["why"].startswith("not informative: the second rater used a single verdict")
     assert ag.percent_agreement(t)["value"] == pytest.approx(0.8)
+
+
+def test_it_gives_ac1_and_says_why_kappa_and_alpha_are_undefined_when_every_claim_is_supported():
+    # 12 claims in 4 answers, both annotators "supported" on every one. Cohen: p_e = 1 * 1 = 1, kappa = 0 / 0.
+    # Gwet (2008): pi = (1, 0, 0, 0), p_e = sum pi (1 - pi) / (q - 1) = 0, AC1 = (p_a - 0) / (1 - 0) = p_a = 1.
+    # Krippendorff's alpha: D_e = 0 (one value only), 1 - D_o / D_e undefined; the library raises.
+    with pytest.raises(ValueError):
+        krippendorff.alpha(reliability_data=np.array([[S] * 12, [S] * 12]), level_of_measurement="nominal")
+    r = ag.agreement(np.repeat(np.arange(4), 3), [S] * 12, [S] * 12, VERDICTS, resamples=200)
+    assert r["percent_agreement"]["value"] == 1.0 and r["percent_agreement"]["ci"] is None  # no [1, 1]
+    assert r["gwet_ac1"]["value"] == 1.0 and r["gwet_ac1"]["ci"] is None
+    assert r["cohen_kappa"]["why"] == "not computable: both raters used a single verdict, so chance agreement is 1"
+    assert r["krippendorff_alpha"]["why"] == "not computable: every label is the same verdict"
+    # Per verdict, a verdict neither side used says nothing: not an AC1 of 1.
+    rows = annotator_rows(
+        pd.DataFrame({"annotator": 1, "name": "x", "claim_id": range(12), "answer_id": 0, "verdict": S, "gold": S}),
+        pd.DataFrame({"annotator": [1], "name": ["x"], "answer_id": [0], "active_seconds": [60.0]}),
+    )
+    per = {p["verdict"]: p for p in rows[0]["per_verdict"]}
+    assert per[S]["gwet_ac1"]["value"] == 1.0
+    assert per[C]["gwet_ac1"]["why"] == f"not informative: neither the annotator nor gold said {C} on these claims"
 
 
 def test_it_keeps_bootstrap_bounds_stable_to_two_thousandths_across_seeds():

@@ -20,8 +20,9 @@ def _agreed_only(pair):
 def _one_vs_rest(mine, gold, v):
     out = pair_stats(np.where(mine == v, v, "other"), np.where(gold == v, v, "other"), (v, "other"))
     if len(mine) and not (mine == v).any() and not (gold == v).any():
-        # Every claim is "other" on both sides: 100% agreement that says nothing about this verdict.
-        out["percent_agreement"] = not_informative(f"neither the annotator nor gold said {v} on these claims")
+        # Every claim is "other" on both sides: 100% agreement (and AC1 1) that says nothing about this verdict.
+        why = f"neither the annotator nor gold said {v} on these claims"
+        out["percent_agreement"], out["gwet_ac1"] = not_informative(why), not_informative(why)
     return out
 
 
