@@ -95,6 +95,17 @@ class ReportSectionTests(KnownAuditCase):
         )
         self.assertIn("Strata without data: s2 (N=20, 0.167)", f)
 
+    def test_it_withholds_the_judges_population_figures_when_a_large_stratum_has_no_judged_gold(self):
+        # Weighting the s1 claims alone would read as the population's: s2 holds 20 of 120 answers.
+        self.drop_stratum("s2")
+        j = json.loads(self.client.get(f"/reports/{self.audit.id}/report.json").content)["judge"]
+        why = "not computable: stratum 's2' holds 16.7% of the population (more than 5%) and has no "
+        for figure in (j["weighted"]["accuracy"], j["weighted"]["gwet_ac1"], j["weighted"]["bad_claim"]["recall"]):
+            self.assertEqual(figure["why"], why + "judged claim with gold")
+        self.assertEqual(j["answers"]["weighted_accuracy"]["why"], why + "judged answer with complete gold")
+        s1 = [(g[i], judge_verdict(v[i])) for st, _, _, g, v in KNOWN if st == "s1" for i in range(3) if v[i]]
+        self.assertEqual(j["sampled"]["accuracy"]["value"], sum(a == b for a, b in s1) / len(s1))  # as sampled
+
     @override_settings(REPORT_MIN_STRATUM_SHARE=0.2)
     def test_it_covers_the_strata_with_data_and_lists_the_others(self):
         self.drop_stratum("s2")

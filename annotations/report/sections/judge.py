@@ -4,12 +4,14 @@ and the version's latest run over these answers when it is not done (the figures
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.urls import reverse
 
 from annotations.report import selectors
 from annotations.report.sections.agreement import PASS_FAIL, pass_fail
 from annotations.report.stats_agreement import agreement, table_from_pairs
-from annotations.report.stats_common import BAD, VERDICTS, clean, not_computable, stat
+from annotations.report.stats_common import BAD, VERDICTS, clean, not_computable, stat, withheld
+from annotations.report.stats_faithfulness import uncovered
 from annotations.report.stats_judge import bad_claim_table, classification_summary, precision_recall, weighted_table
 from annotations.report.stats_noise import noise_floor
 
@@ -66,6 +68,18 @@ def _prf_rows(t, sampled, weighted, L):
     return rows
 
 
+def _uncovered(x, ids, what, key="answer_id"):
+    """Why the population-weighted figures over these units (answer ids; claim ids of a calibration sample, whose
+    claims carry their own stratum and weight) are not computable: a large stratum has none of them. Weighting the
+    other strata alone would read as the population's figure. None when they cover it."""
+    by_claim = key == "claim_id"
+    units = x.cl if by_claim else x.answers
+    N = units.groupby("stratum")["weight" if by_claim else "stratum_population"].agg("sum" if by_claim else "first")
+    covered = units[units[key].isin(set(ids))].groupby("stratum").size()
+    groups = [(h, float(n), int(covered.get(h, 0))) for h, n in N.items()]
+    return uncovered(groups + [(h, n, 0) for h, n in x.unsampled], settings.REPORT_MIN_STRATUM_SHARE, what)
+
+
 def _answers(cl, answers, x, L):
     per = cl.assign(jbad=cl["judge"].isin(BAD), jmiss=cl["judge"].isna()).groupby("answer_id")[["jbad", "jmiss"]].any()
     ans = answers[answers["complete"]].join(per, on="answer_id")
@@ -73,9 +87,11 @@ def _answers(cl, answers, x, L):
     ans_j, ans_g = pass_fail(ans["jbad"].fillna(False)), pass_fail(ans["n_contradicted"] + ans["n_unsupported"] > 0)
     ans_w = weighted_table(ans_j, ans_g, ans["weight"], PASS_FAIL)
     a = agreement(ans["answer_id"].tolist(), ans_j, ans_g, PASS_FAIL, resampler=x.resampler)
+    why = _uncovered(x, ans["answer_id"], "judged answer with complete gold")
+    weighted = stat(np.trace(ans_w) / ans_w.sum()) if ans_w.sum() else not_computable("no answers")
     return a | {
         "fail_detection": precision_recall(table_from_pairs(ans_j, ans_g, PASS_FAIL), PASS_FAIL)["fail"],
-        "weighted_accuracy": stat(np.trace(ans_w) / ans_w.sum()) if ans_w.sum() else not_computable("no answers"),
+        "weighted_accuracy": not_computable(why) if why else weighted,
         "disagree": a["n"] - a["agree"],
         "disagree_url": L.answers(disagree="judge"),
         "n_url": L.answers(judge="any"),
@@ -144,6 +160,9 @@ def build(x):
     t = np.asarray(claims["table"], dtype=int)  # judge rows, gold columns
     sampled = classification_summary(table_from_pairs(s["judge"], s["gold"], VERDICTS), VERDICTS)
     weighted = classification_summary(weighted_table(s["judge"], s["gold"], s["weight"], VERDICTS), VERDICTS)
+    key = "claim_id" if x.audit.is_calibration else "answer_id"
+    if why := _uncovered(x, s[key], "judged claim with gold", key):
+        weighted = withheld(weighted, why)
     return clean(
         {
             "versions": x.versions,
