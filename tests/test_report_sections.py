@@ -106,6 +106,25 @@ class ReportSectionTests(KnownAuditCase):
         s1 = [(g[i], judge_verdict(v[i])) for st, _, _, g, v in KNOWN if st == "s1" for i in range(3) if v[i]]
         self.assertEqual(j["sampled"]["accuracy"]["value"], sum(a == b for a, b in s1) / len(s1))  # as sampled
 
+    def test_it_weights_the_judge_by_the_answers_labelled_so_far_in_each_stratum(self):
+        # Mid-week: 1 of the 3 s1 answers labelled (N = 100), both s2 answers (N = 20). The ratio estimator
+        # sum_h N_h * mean(correct) / sum_h N_h * mean(judged) over each stratum's labelled answers; the weights
+        # stored at drawing (100/3 and 10) would shrink s1 to a third of its share.
+        items = self.audit.items.filter(stratum="s1", position__in=[1, 2])
+        Assignment.objects.filter(audit_answer__in=items).delete()
+        GoldLabel.objects.filter(audit=self.audit, claim__answer__audit_items__in=items).delete()
+        rows = [r for i, r in enumerate(KNOWN) if i not in (1, 2)]
+        population = {"s1": 100, "s2": 20}
+        right = total = 0.0
+        for h, N in population.items():
+            pairs = [(g[i], judge_verdict(v[i])) for st, _, _, g, v in rows if st == h for i in range(3) if v[i]]
+            answers = sum(r[0] == h for r in rows)
+            right += N / answers * sum(a == b for a, b in pairs)
+            total += N / answers * len(pairs)
+        self.assertEqual((right, total), (340, 350))  # s1: 3 of 3 right; s2: 4 of 5 right, 2 answers
+        j = json.loads(self.client.get(f"/reports/{self.audit.id}/report.json").content)["judge"]
+        self.assertAlmostEqual(j["weighted"]["accuracy"]["value"], right / total)
+
     @override_settings(REPORT_MIN_STRATUM_SHARE=0.2)
     def test_it_covers_the_strata_with_data_and_lists_the_others(self):
         self.drop_stratum("s2")

@@ -1,6 +1,7 @@
 """Judge versus gold: precision, recall and F1 from a (possibly weighted) confusion table. Pure."""
 
 import numpy as np
+import pandas as pd
 
 from annotations.report.stats_agreement import cohen_kappa, gwet_ac1, percent_agreement
 from annotations.report.stats_common import BAD, not_computable, stat
@@ -51,3 +52,14 @@ def weighted_table(a, b, weights, categories):
     t = np.zeros((len(categories), len(categories)))
     np.add.at(t, ([index[x] for x in a], [index[y] for y in b]), np.asarray(weights, dtype=float))
     return t
+
+
+def domain_weights(strata, units, population):
+    """Per row, N_h / n_h with n_h the distinct units (answers, or a calibration sample's claims) of stratum h among
+    these rows: each stratum stands for its population with the units that have data. The weight stored at
+    drawing, N_h / (n_h drawn), would shrink a stratum whose answers are not all labelled yet (2 of 10 labelled:
+    a fifth of its share) and tilt every weighted figure towards the strata labelled first.
+    strata, units: one per row; population: {stratum: N_h}."""
+    f = pd.DataFrame({"h": list(strata), "u": list(units)})
+    n = f.groupby("h")["u"].nunique()
+    return (f["h"].map(population) / f["h"].map(n)).to_numpy(dtype=float)
