@@ -4,6 +4,7 @@ over-represents the rare, hard verdicts: raw agreement is not the population's).
 
 from annotations.lab import scoring, stats
 from annotations.models import GoldLabel
+from annotations.report.stats_judge import domain_weights
 from audit.models import AuditClaim, JudgeVerdict
 
 
@@ -30,23 +31,28 @@ def calibration_figures(rows):
     }
 
 
-def calibration_rows(weights, audit):
-    """[(judge verdict, gold verdict, weight)] of the sampled claims (weights: {claim id: weight}) with gold and
-    a verdict of the audit's judge."""
-    gold = dict(GoldLabel.objects.filter(audit=audit, claim_id__in=list(weights)).values_list("claim_id", "verdict"))
+def calibration_rows(design, audit):
+    """[(judge verdict, gold verdict, weight)] of the sampled claims (design: {claim id: (stratum, N_h)}) with gold
+    and a verdict of the audit's judge. The weight is N_h / (the stratum's claims among these rows), not the one
+    stored at drawing: a stratum with claims still without gold keeps its whole share of the population."""
+    gold = dict(GoldLabel.objects.filter(audit=audit, claim_id__in=list(design)).values_list("claim_id", "verdict"))
     judge = dict(
         JudgeVerdict.objects.filter(
             judge_version_id=audit.calibration_judge_id, claim__calibration_items__audit=audit
         ).values_list("claim_id", "verdict")
     )
-    return [(judge[c], gold[c], w) for c, w in sorted(weights.items()) if c in gold and c in judge]
+    ids = [c for c in sorted(design) if c in gold and c in judge]
+    population = {h: N for h, N in design.values()}
+    weights = domain_weights([design[c][0] for c in ids], ids, population)
+    return [(judge[c], gold[c], w) for c, w in zip(ids, weights, strict=True)]
 
 
 def calibration_report(audit):
     if not audit.is_calibration:
         return None
-    weights = dict(AuditClaim.objects.filter(audit=audit).values_list("claim_id", "weight"))
-    return calibration_figures(calibration_rows(weights, audit)) | {
+    rows = AuditClaim.objects.filter(audit=audit).values_list("claim_id", "stratum", "stratum_population")
+    design = {c: (h, N) for c, h, N in rows}
+    return calibration_figures(calibration_rows(design, audit)) | {
         "judge": str(audit.calibration_judge),
-        "claims_sampled": len(weights),
+        "claims_sampled": len(design),
     }
