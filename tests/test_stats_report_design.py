@@ -132,6 +132,30 @@ def test_it_bounds_the_fail_rate_by_the_open_disputes_instead_of_the_agreed_subs
     assert gold["headline"] == "gold"
 
 
+def test_it_passes_answers_without_a_scored_claim_and_keeps_them_out_of_the_claim_ratio():
+    f = answers(
+        [
+            ("x", 80, (3, 0, 0, 0), True, 0, False, False),
+            ("x", 80, (1, 0, 1, 0), True, 0, True, True),  # fails
+            ("y", 20, (0, 0, 0, 2), True, 0, False, False),  # every claim non_assertive
+            ("y", 20, (0, 0, 0, 1), True, 0, False, False),  # "the context does not answer this": one claim, not scored
+        ]
+    )
+    r = an.faithfulness(f)
+    assert (r["fails"], r["answers"]) == (1, 4)  # both y answers pass
+    assert r["fail_rate"]["ci"] == pytest.approx(list(proportion_confint(1, 4, method="wilson")))
+    assert r["weighted"]["fail_rate"]["value"] == pytest.approx(0.8 * 1 / 2 + 0.2 * 0 / 2)
+    assert r["claim_ratio_pooled"]["value"] == pytest.approx(4 / 5)  # supported / scored: 5 scored claims
+    assert r["claim_ratio_mean"]["value"] == pytest.approx((1 + 1 / 2) / 2)  # the two answers with a scored claim
+    y = next(s for s in r["strata"] if s["stratum"] == "y")
+    assert (y["fails"], y["answers"], y["claim_ratio_mean"]["why"]) == (0, 2, "not computable: no scored claim")
+    # y has complete gold (it passes); what it lacks for the claim ratio is a scored claim.
+    assert r["weighted"]["claim_ratio_mean"]["why"] == (
+        "not computable: stratum 'y' holds 20.0% of the population (more than 5%) and has no answer with "
+        "complete gold and a scored claim"
+    )
+
+
 # ---------- 4. trend on the population ----------
 
 
