@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from statsmodels.stats.proportion import proportion_confint
 
 from annotations.models import Assignment, GoldLabel
-from audit.models import Audit
+from audit.models import Audit, Claim, JudgeVerdict
 from tests.factories import make_answer, make_dataset, make_user
 from tests.report_helpers import (
     KNOWN,
@@ -79,6 +79,20 @@ class ReportSectionTests(KnownAuditCase):
         urls = self.follow_links(html)
         for wanted in ("open=1", "bound=pass", "bound=fail", "labelled=both", "answers/?a=fail"):
             self.assertTrue(any(wanted in u for u in urls), wanted)
+
+    def test_it_counts_one_set_of_open_disputes_in_every_section(self):
+        # A claim cut from an answer after both annotators submitted it (judged, never labelled, no gold): the
+        # headline, the judge section and the drill-down list decide "open dispute" by one rule.
+        item = self.audit.items.order_by("position").first()
+        claim = Claim.objects.create(answer_id=item.answer_id, position=3, text="late claim", origin="imported")
+        JudgeVerdict.objects.create(
+            claim=claim, judge_version=self.k["latest"], raw_verdict="supported", verdict="supported"
+        )
+        r = json.loads(self.client.get(f"/reports/{self.audit.id}/report.json").content)
+        opened = r["faithfulness"]["provisional"]["open_disputes"]
+        listed = drill_rows(self.client.get(f"/reports/{self.audit.id}/claims/?open=1").content.decode())
+        judge = r["judge"]["noise_floor"]
+        self.assertEqual((opened, listed, judge["open_disputes"], judge["not_labelled"]), (1, 1, 1, 0))
 
     def drop_stratum(self, stratum):
         items = self.audit.items.filter(stratum=stratum)

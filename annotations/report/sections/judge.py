@@ -116,9 +116,9 @@ def _answers(cl, answers, x, L):
 
 
 def _waiting(cl):
-    """Judged claims without gold: the open disputes (both annotators labelled them) and the others."""
+    """Judged claims without gold: the open disputes (frames.tables' rule) and the others."""
     waiting = cl["judge"].notna() & cl["gold"].isna()
-    disputed = int((waiting & cl["A"].notna() & cl["B"].notna()).sum())
+    disputed = int((waiting & cl["open"]).sum())
     return {"open_disputes": disputed, "not_labelled": int(waiting.sum()) - disputed}
 
 
