@@ -2,8 +2,12 @@
 as sampled and weighted by inverse inclusion probability (a stratified sample by the judge's verdict
 over-represents the rare, hard verdicts: raw agreement is not the population's)."""
 
+import numpy as np
+from django.conf import settings
+
 from annotations.lab import scoring, stats
 from annotations.models import GoldLabel
+from annotations.report.stats_faithfulness import uncovered
 from annotations.report.stats_judge import domain_weights
 from audit.models import AuditClaim, JudgeVerdict
 
@@ -32,9 +36,9 @@ def calibration_figures(rows):
 
 
 def calibration_rows(design, audit):
-    """[(judge verdict, gold verdict, weight)] of the sampled claims (design: {claim id: (stratum, N_h)}) with gold
-    and a verdict of the audit's judge. The weight is N_h / (the stratum's claims among these rows), not the one
-    stored at drawing: a stratum with claims still without gold keeps its whole share of the population."""
+    """[(claim id, judge verdict, gold verdict, weight)] of the sampled claims (design: {claim id: (stratum, N_h)})
+    with gold and a verdict of the audit's judge. The weight is N_h / (the stratum's claims among these rows), not
+    the one stored at drawing: a stratum with claims still without gold keeps its whole share of the population."""
     gold = dict(GoldLabel.objects.filter(audit=audit, claim_id__in=list(design)).values_list("claim_id", "verdict"))
     judge = dict(
         JudgeVerdict.objects.filter(
@@ -44,7 +48,15 @@ def calibration_rows(design, audit):
     ids = [c for c in sorted(design) if c in gold and c in judge]
     population = {h: N for h, N in design.values()}
     weights = domain_weights([design[c][0] for c in ids], ids, population)
-    return [(judge[c], gold[c], w) for c, w in zip(ids, weights, strict=True)]
+    return [(c, judge[c], gold[c], w) for c, w in zip(ids, weights, strict=True)]
+
+
+def uncovered_why(design, rows_ids, min_share):
+    """Why the weighted figures are not computable: a judge-verdict stratum above min_share of the population has
+    no claim with gold and a verdict yet (the other strata alone would read as the population), or None."""
+    population, covered = {h: N for h, N in design.values()}, {design[c][0] for c in rows_ids}
+    groups = [(h, N, int(h in covered)) for h, N in sorted(population.items())]
+    return uncovered(groups, min_share, "claim with gold and a verdict")
 
 
 def calibration_report(audit):
@@ -52,7 +64,11 @@ def calibration_report(audit):
         return None
     rows = AuditClaim.objects.filter(audit=audit).values_list("claim_id", "stratum", "stratum_population")
     design = {c: (h, N) for c, h, N in rows}
-    return calibration_figures(calibration_rows(design, audit)) | {
-        "judge": str(audit.calibration_judge),
-        "claims_sampled": len(design),
-    }
+    scored = calibration_rows(design, audit)
+    out = calibration_figures([r[1:] for r in scored])
+    why = uncovered_why(design, [r[0] for r in scored], settings.REPORT_MIN_STRATUM_SHARE)
+    if why:
+        out["weighted"] = stats.classification(
+            np.zeros((len(out["labels"]),) * 2), out["labels"], scoring.BAD, empty=why
+        )
+    return out | {"judge": str(audit.calibration_judge), "claims_sampled": len(design)}
