@@ -190,6 +190,14 @@ def test_it_finds_a_real_regression_across_designs():
     assert r["regression"] is True and r["p_value"] < 0.05
 
 
+def test_it_reproduces_the_published_two_proportion_z_test_for_two_simple_random_samples():
+    # 30/400 then 52/400, each audit a simple random sample (one stratum): published z 2.5645, p 0.0103.
+    r = tr.compare(audit([("all", 50_000, 400, 30)]), audit([("all", 80_000, 400, 52)]))
+    assert r["test"].startswith("two-proportion z-test")
+    assert (round(r["z"], 4), round(r["p_value"], 4)) == (2.5645, 0.0103)
+    assert r["value"] == pytest.approx(22 / 400) and r["regression"] is True
+
+
 def test_it_falls_back_to_the_exact_permutation_test_for_small_counts_of_equal_weight():
     r = tr.compare(audit([("s", 6000, 60, 2)]), audit([("s", 6000, 60, 9)]))
     assert r["min_expected"] == pytest.approx(5.5)
