@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from statsmodels.stats.proportion import proportion_confint
 
 from annotations.models import Assignment, GoldLabel
-from audit.models import Audit, Claim, JudgeVerdict
+from audit.models import Audit, AuditAnswer, Claim, JudgeVerdict
 from tests.factories import make_answer, make_dataset, make_user
 from tests.report_helpers import (
     KNOWN,
@@ -136,6 +136,24 @@ class ReportSectionTests(KnownAuditCase):
             right += N / answers * sum(a == b for a, b in pairs)
             total += N / answers * len(pairs)
         self.assertEqual((right, total), (340, 350))  # s1: 3 of 3 right; s2: 4 of 5 right, 2 answers
+        j = json.loads(self.client.get(f"/reports/{self.audit.id}/report.json").content)["judge"]
+        self.assertAlmostEqual(j["weighted"]["accuracy"]["value"], right / total)
+
+    def test_it_counts_an_answer_without_claims_as_seen_when_weighting_the_judge(self):
+        # A third s2 answer with no claim at all, labelled by both: it adds no claim, but it is one of the three
+        # s2 answers standing for N = 20 (not missing data to weight around).
+        answer = make_answer(self.audit.dataset, external_id="no-claims", n_claims=0)
+        item = AuditAnswer.objects.create(
+            audit=self.audit, answer=answer, position=5, stratum="s2", stratum_population=20, stratum_sample=3,
+            inclusion_probability=3 / 20, weight=20 / 3,
+        )  # fmt: skip
+        for slot, user in zip("AB", self.k["users"], strict=True):
+            Assignment.objects.create(audit_answer=item, annotator=user, slot=slot, status="submitted")
+        right = total = 0.0
+        for h, N, answers in (("s1", 100, 3), ("s2", 20, 3)):
+            pairs = [(g[i], judge_verdict(v[i])) for st, _, _, g, v in KNOWN if st == h for i in range(3) if v[i]]
+            right += N / answers * sum(a == b for a, b in pairs)
+            total += N / answers * len(pairs)
         j = json.loads(self.client.get(f"/reports/{self.audit.id}/report.json").content)["judge"]
         self.assertAlmostEqual(j["weighted"]["accuracy"]["value"], right / total)
 

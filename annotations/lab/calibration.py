@@ -2,6 +2,8 @@
 as sampled and weighted by inverse inclusion probability (a stratified sample by the judge's verdict
 over-represents the rare, hard verdicts: raw agreement is not the population's)."""
 
+from collections import Counter
+
 import numpy as np
 from django.conf import settings
 
@@ -46,8 +48,8 @@ def calibration_rows(design, audit):
         ).values_list("claim_id", "verdict")
     )
     ids = [c for c in sorted(design) if c in gold and c in judge]
-    population = {h: N for h, N in design.values()}
-    weights = domain_weights([design[c][0] for c in ids], ids, population)
+    strata = [design[c][0] for c in ids]
+    weights = domain_weights(strata, dict(design.values()), Counter(strata))
     return [(c, judge[c], gold[c], w) for c, w in zip(ids, weights, strict=True)]
 
 

@@ -1,7 +1,6 @@
 """Judge versus gold: precision, recall and F1 from a (possibly weighted) confusion table. Pure."""
 
 import numpy as np
-import pandas as pd
 
 from annotations.report.stats_agreement import cohen_kappa, gwet_ac1, percent_agreement
 from annotations.report.stats_common import BAD, not_computable, stat
@@ -54,12 +53,10 @@ def weighted_table(a, b, weights, categories):
     return t
 
 
-def domain_weights(strata, units, population):
-    """Per row, N_h / n_h with n_h the distinct units (answers, or a calibration sample's claims) of stratum h among
-    these rows: each stratum stands for its population with the units that have data. The weight stored at
-    drawing, N_h / (n_h drawn), would shrink a stratum whose answers are not all labelled yet (2 of 10 labelled:
-    a fifth of its share) and tilt every weighted figure towards the strata labelled first.
-    strata, units: one per row; population: {stratum: N_h}."""
-    f = pd.DataFrame({"h": list(strata), "u": list(units)})
-    n = f.groupby("h")["u"].nunique()
-    return (f["h"].map(population) / f["h"].map(n)).to_numpy(dtype=float)
+def domain_weights(strata, population, seen):
+    """Per row of stratum h, N_h / n_h with n_h the units (answers, or a calibration sample's claims) of h whose
+    data are in (`seen`: {stratum: n_h}): each stratum stands for its population with the units that have data.
+    The weight stored at drawing, N_h / (n_h drawn), would shrink a stratum whose answers are not all labelled
+    yet (2 of 10 labelled: a fifth of its share) and tilt every weighted figure towards the strata labelled first.
+    strata: one per row; population: {stratum: N_h}."""
+    return np.array([population[h] / seen[h] for h in strata], dtype=float)

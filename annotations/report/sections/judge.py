@@ -82,18 +82,28 @@ def _population(x, key):
     return x.answers, x.answers.groupby("stratum")["stratum_population"].first()
 
 
+def _seen(x, ids, key):
+    """Units per stratum whose data are in: those among ids, and answers without a claim labelled by both (every
+    claim they have, none, is there: they are no missing data)."""
+    units = _population(x, key)[0]
+    seen = units[key].isin(set(ids))
+    if key == "answer_id":
+        seen |= (units["n_claims"] == 0) & units["complete"].astype(bool)
+    return units[seen].groupby("stratum").size()
+
+
 def _weighted(x, rows, key="answer_id"):
-    """rows with their weight recomputed over the units they cover (stats_judge.domain_weights)."""
-    return rows.assign(weight=domain_weights(rows["stratum"], rows[key], _population(x, key)[1]) if len(rows) else [])
+    """rows with their weight recomputed over the units with data (stats_judge.domain_weights)."""
+    N, seen = _population(x, key)[1], _seen(x, rows[key], key)
+    return rows.assign(weight=domain_weights(rows["stratum"], N, seen) if len(rows) else [])
 
 
 def _uncovered(x, ids, what, key="answer_id"):
     """Why the population-weighted figures over these units (answer ids; claim ids of a calibration sample, whose
     claims carry their own stratum and weight) are not computable: a large stratum has none of them. Weighting the
     other strata alone would read as the population's figure. None when they cover it."""
-    units, N = _population(x, key)
-    covered = units[units[key].isin(set(ids))].groupby("stratum").size()
-    groups = [(h, float(n), int(covered.get(h, 0))) for h, n in N.items()]
+    N, seen = _population(x, key)[1], _seen(x, ids, key)
+    groups = [(h, float(n), int(seen.get(h, 0))) for h, n in N.items()]
     return uncovered(groups + [(h, n, 0) for h, n in x.unsampled], settings.REPORT_MIN_STRATUM_SHARE, what)
 
 
