@@ -140,6 +140,41 @@ def test_it_reports_weighted_figures_for_the_calibration_audit(client, judged):
     assert 'id="calibration-weighted">0.769<' in page and 'id="calibration-sampled">0.417<' in page
 
 
+def test_it_keeps_each_strata_share_while_some_of_its_claims_have_no_gold(client, judged):
+    ds, version, claims = judged
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=12, seed=7)
+    sampled = list(AuditClaim.objects.filter(audit=audit).order_by("claim_id"))
+    supported = [ac for ac in sampled if ac.stratum == S]
+    for ac in [ac for ac in sampled if ac.stratum != S] + supported[:2]:  # 3 of the 5 "supported" claims wait
+        GoldLabel.objects.create(audit=audit, claim_id=ac.claim_id, verdict=S, source="adjudicated")
+    # Within the judge's "supported" stratum (N 30) the 2 claims with gold stand for all 30: 30 / 2 each. The
+    # weights stored at drawing (30 / 5 = 6 each) would give 2 * 6 / (2 * 6 + 4 * 1.5 + 3 * 1) = 12 / 21.
+    expected = (30 / 2 * 2) / (30 / 2 * 2 + 6 / 4 * 4 + 3 / 3 * 3)
+    assert [len(supported), supported[0].stratum_population] == [5, 30]
+    assert calibration_report(audit)["weighted"]["accuracy"] == pytest.approx(expected) == pytest.approx(30 / 39)
+    client.force_login(make_user("lead", "lead"))
+    judge = client.get(f"/reports/{audit.id}/report.json").json()["judge"]
+    assert judge["weighted"]["accuracy"]["value"] == pytest.approx(expected)
+
+
+def test_it_withholds_the_weighted_figures_while_a_large_stratum_has_no_gold(client, judged):
+    ds, version, claims = judged
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=12, seed=7)
+    for ac in AuditClaim.objects.filter(audit=audit).exclude(stratum=S):  # the judge's "supported" stratum waits
+        GoldLabel.objects.create(audit=audit, claim_id=ac.claim_id, verdict=S, source="adjudicated")
+    # Strata N: supported 30, unsupported 6, contradicted 3. Weighting the last two alone reads 0 of 9, accuracy 0.
+    why = "not computable: stratum 'supported' holds 76.9% of the population (more than 5%) and has no claim with gold"
+    f = calibration_report(audit)
+    assert f["sampled"]["accuracy"] == 0.0 and f["weighted"]["accuracy"] is None
+    assert f["weighted"]["why"]["accuracy"] == f["weighted"]["why"]["bad_recall"] == why + " and a verdict"
+    client.force_login(make_user("lead", "lead"))
+    page = client.get(f"/reports/{audit.id}/").content.decode()
+    escaped = why.replace("'", "&#x27;")
+    assert f'<span class="nc" id="calibration-weighted">{escaped} and a verdict</span>' in page
+    judge = client.get(f"/reports/{audit.id}/report.json").json()["judge"]
+    assert judge["weighted"]["accuracy"]["why"] == why.replace("claim with gold", "judged claim with gold")
+
+
 def test_it_creates_one_from_the_command(judged, capsys):
     ds, version, claims = judged
     call_command("create_calibration_audit", "cal", "--dataset", ds.name, "--judge-version", str(version.pk),

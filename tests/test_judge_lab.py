@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotations.lab import stats
+from annotations.lab import scoring, stats
 from audit.judge.offline import offline_version
 from audit.models import JudgeRun, JudgeVerdict
 from tests.factories import make_gold, make_labelled_audit, make_user
@@ -91,8 +91,13 @@ def test_it_computes_mcnemar_exact_by_hand():
     assert stats.mcnemar_exact(1, 9) == pytest.approx(22 / 1024)
     assert stats.mcnemar_exact(9, 1) == pytest.approx(22 / 1024)
     assert stats.mcnemar_exact(0, 0) is None  # no discordant pair: the test counts nothing
+    # Right on the same claims: every resample's difference is 0, and [0, 0] would claim certainty.
     diff, ci = stats.paired_cluster_bootstrap([1, 1, 2], [1, 0, 1], [1, 0, 1], resamples=50)
-    assert diff == 0 and ci == [0.0, 0.0]
+    assert diff == 0 and ci is None
+    # Each answer: 1 of its 2 claims right only by the first: every resample's difference is 1/2.
+    assert stats.paired_cluster_bootstrap([1, 1, 2, 2], [1, 0, 1, 0], [0, 0, 0, 0], resamples=50) == (0.5, None)
+    same = scoring._paired([(1, 1), (1, 2)], [True, False], [True, False], 50, 0)
+    assert same["why"]["ci"] == "not computable: every resample of answers gives the same difference (no spread)"
 
 
 def test_it_lists_disagreements_filtered_by_verdict_pair_and_numeric_flag(client, gold):

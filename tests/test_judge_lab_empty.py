@@ -90,7 +90,8 @@ def test_it_scores_one_shared_claim_without_a_test_or_an_interval_it_cannot_have
     # One item: both "raters" used one verdict, chance agreement p_e = 1, kappa = (1 - 1) / (1 - 1) is undefined.
     c = client.get("/lab/", {"dataset": audit.dataset_id, "version": one.pk}).context["a"]["claims"]["sampled"]
     assert c["accuracy"] == 1.0 and c["kappa"] is None and c["why"]["kappa"].startswith("not computable: ")
-    assert c["ac1"] is None and c["why"]["ac1"].startswith("not informative: both raters used a single verdict")
+    # AC1: pi = (1, 0, ...), p_e = 0, AC1 = p_a = 1 (Gwet 2008): defined, unlike kappa.
+    assert c["ac1"] == 1.0 and c["why"]["ac1"] is None
 
 
 def test_it_calls_the_answer_kappa_of_a_one_verdict_judge_not_informative(client, gold):

@@ -184,8 +184,9 @@ class ReportPageTests(KnownAuditCase):
             jr,
             r'<span class="num">0.750</span> <span class="ci">\[.*?\]</span> '
             r'<span class="muted">3 of <a>4</a>; <a>1</a> disagree</span></td>'
-            r'<th>Population-weighted</th><td><span class="num">0.697',
-        )  # (33.3 + 33.3 + 10) / 110
+            r'<th>Population-weighted</th><td><span class="num">0.722',
+        )  # s1 (N 100): 2 of its 3 answers right; s2 (N 20): known3 has a claim without a verdict, known4 right
+        self.assertAlmostEqual((100 / 3 * 2 + 20 / 1 * 1) / 120, 0.7222, places=4)
         self.assertRegex(
             j,
             r'Failing answers caught \(recall\)</th><td><span class="num">1.000</span></td><th>'

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from statsmodels.stats.proportion import proportion_confint
 
 from annotations.models import Assignment, GoldLabel
-from audit.models import Audit
+from audit.models import Audit, AuditAnswer, Claim, JudgeVerdict
 from tests.factories import make_answer, make_dataset, make_user
 from tests.report_helpers import (
     KNOWN,
@@ -80,6 +80,20 @@ class ReportSectionTests(KnownAuditCase):
         for wanted in ("open=1", "bound=pass", "bound=fail", "labelled=both", "answers/?a=fail"):
             self.assertTrue(any(wanted in u for u in urls), wanted)
 
+    def test_it_counts_one_set_of_open_disputes_in_every_section(self):
+        # A claim cut from an answer after both annotators submitted it (judged, never labelled, no gold): the
+        # headline, the judge section and the drill-down list decide "open dispute" by one rule.
+        item = self.audit.items.order_by("position").first()
+        claim = Claim.objects.create(answer_id=item.answer_id, position=3, text="late claim", origin="imported")
+        JudgeVerdict.objects.create(
+            claim=claim, judge_version=self.k["latest"], raw_verdict="supported", verdict="supported"
+        )
+        r = json.loads(self.client.get(f"/reports/{self.audit.id}/report.json").content)
+        opened = r["faithfulness"]["provisional"]["open_disputes"]
+        listed = drill_rows(self.client.get(f"/reports/{self.audit.id}/claims/?open=1").content.decode())
+        judge = r["judge"]["noise_floor"]
+        self.assertEqual((opened, listed, judge["open_disputes"], judge["not_labelled"]), (1, 1, 1, 0))
+
     def drop_stratum(self, stratum):
         items = self.audit.items.filter(stratum=stratum)
         Assignment.objects.filter(audit_answer__in=items).delete()
@@ -94,6 +108,54 @@ class ReportSectionTests(KnownAuditCase):
             f,
         )
         self.assertIn("Strata without data: s2 (N=20, 0.167)", f)
+
+    def test_it_withholds_the_judges_population_figures_when_a_large_stratum_has_no_judged_gold(self):
+        # Weighting the s1 claims alone would read as the population's: s2 holds 20 of 120 answers.
+        self.drop_stratum("s2")
+        j = json.loads(self.client.get(f"/reports/{self.audit.id}/report.json").content)["judge"]
+        why = "not computable: stratum 's2' holds 16.7% of the population (more than 5%) and has no "
+        for figure in (j["weighted"]["accuracy"], j["weighted"]["gwet_ac1"], j["weighted"]["bad_claim"]["recall"]):
+            self.assertEqual(figure["why"], why + "judged claim with gold")
+        self.assertEqual(j["answers"]["weighted_accuracy"]["why"], why + "judged answer with complete gold")
+        s1 = [(g[i], judge_verdict(v[i])) for st, _, _, g, v in KNOWN if st == "s1" for i in range(3) if v[i]]
+        self.assertEqual(j["sampled"]["accuracy"]["value"], sum(a == b for a, b in s1) / len(s1))  # as sampled
+
+    def test_it_weights_the_judge_by_the_answers_labelled_so_far_in_each_stratum(self):
+        # Mid-week: 1 of the 3 s1 answers labelled (N = 100), both s2 answers (N = 20). The ratio estimator
+        # sum_h N_h * mean(correct) / sum_h N_h * mean(judged) over each stratum's labelled answers; the weights
+        # stored at drawing (100/3 and 10) would shrink s1 to a third of its share.
+        items = self.audit.items.filter(stratum="s1", position__in=[1, 2])
+        Assignment.objects.filter(audit_answer__in=items).delete()
+        GoldLabel.objects.filter(audit=self.audit, claim__answer__audit_items__in=items).delete()
+        rows = [r for i, r in enumerate(KNOWN) if i not in (1, 2)]
+        population = {"s1": 100, "s2": 20}
+        right = total = 0.0
+        for h, N in population.items():
+            pairs = [(g[i], judge_verdict(v[i])) for st, _, _, g, v in rows if st == h for i in range(3) if v[i]]
+            answers = sum(r[0] == h for r in rows)
+            right += N / answers * sum(a == b for a, b in pairs)
+            total += N / answers * len(pairs)
+        self.assertEqual((right, total), (340, 350))  # s1: 3 of 3 right; s2: 4 of 5 right, 2 answers
+        j = json.loads(self.client.get(f"/reports/{self.audit.id}/report.json").content)["judge"]
+        self.assertAlmostEqual(j["weighted"]["accuracy"]["value"], right / total)
+
+    def test_it_counts_an_answer_without_claims_as_seen_when_weighting_the_judge(self):
+        # A third s2 answer with no claim at all, labelled by both: it adds no claim, but it is one of the three
+        # s2 answers standing for N = 20 (not missing data to weight around).
+        answer = make_answer(self.audit.dataset, external_id="no-claims", n_claims=0)
+        item = AuditAnswer.objects.create(
+            audit=self.audit, answer=answer, position=5, stratum="s2", stratum_population=20, stratum_sample=3,
+            inclusion_probability=3 / 20, weight=20 / 3,
+        )  # fmt: skip
+        for slot, user in zip("AB", self.k["users"], strict=True):
+            Assignment.objects.create(audit_answer=item, annotator=user, slot=slot, status="submitted")
+        right = total = 0.0
+        for h, N, answers in (("s1", 100, 3), ("s2", 20, 3)):
+            pairs = [(g[i], judge_verdict(v[i])) for st, _, _, g, v in KNOWN if st == h for i in range(3) if v[i]]
+            right += N / answers * sum(a == b for a, b in pairs)
+            total += N / answers * len(pairs)
+        j = json.loads(self.client.get(f"/reports/{self.audit.id}/report.json").content)["judge"]
+        self.assertAlmostEqual(j["weighted"]["accuracy"]["value"], right / total)
 
     @override_settings(REPORT_MIN_STRATUM_SHARE=0.2)
     def test_it_covers_the_strata_with_data_and_lists_the_others(self):

@@ -6,6 +6,7 @@ Pure functions: no database."""
 import itertools
 import math
 
+import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
@@ -45,6 +46,14 @@ def test_it_never_prints_a_zero_width_interval_for_0_failures_in_11_answers():
     n_star = 11 * (t.ppf(0.975, 10) / t.ppf(0.975, 9)) ** 2
     assert two["ci"] == pytest.approx([0.0, 1 - 0.025 ** (1 / n_star)])
     assert two["design_effect"] is None  # p = 0: no design effect to show
+
+
+def test_it_never_prints_a_zero_width_interval_for_a_claim_ratio_of_1_in_every_answer():
+    # An audit where every claim is supported: each of 11 answers has claim ratio 1, so s_h^2 = 0 and the
+    # normal interval 1 +- 1.96 * 0 would read [1, 1], certainty from 11 answers.
+    r = fa.stratified_mean([("a", 300, [1.0] * 11), ("b", 100, [1.0] * 4)], 0.05)
+    assert r["value"] == 1.0 and r["ci"] is None
+    assert r["ci_why"].startswith("not computable: the design-based variance is 0")
 
 
 def test_it_gives_the_korn_graubard_interval_and_design_effect_of_a_stratified_rate():
@@ -123,6 +132,30 @@ def test_it_bounds_the_fail_rate_by_the_open_disputes_instead_of_the_agreed_subs
     assert gold["headline"] == "gold"
 
 
+def test_it_passes_answers_without_a_scored_claim_and_keeps_them_out_of_the_claim_ratio():
+    f = answers(
+        [
+            ("x", 80, (3, 0, 0, 0), True, 0, False, False),
+            ("x", 80, (1, 0, 1, 0), True, 0, True, True),  # fails
+            ("y", 20, (0, 0, 0, 2), True, 0, False, False),  # every claim non_assertive
+            ("y", 20, (0, 0, 0, 1), True, 0, False, False),  # "the context does not answer this": one claim, not scored
+        ]
+    )
+    r = an.faithfulness(f)
+    assert (r["fails"], r["answers"]) == (1, 4)  # both y answers pass
+    assert r["fail_rate"]["ci"] == pytest.approx(list(proportion_confint(1, 4, method="wilson")))
+    assert r["weighted"]["fail_rate"]["value"] == pytest.approx(0.8 * 1 / 2 + 0.2 * 0 / 2)
+    assert r["claim_ratio_pooled"]["value"] == pytest.approx(4 / 5)  # supported / scored: 5 scored claims
+    assert r["claim_ratio_mean"]["value"] == pytest.approx((1 + 1 / 2) / 2)  # the two answers with a scored claim
+    y = next(s for s in r["strata"] if s["stratum"] == "y")
+    assert (y["fails"], y["answers"], y["claim_ratio_mean"]["why"]) == (0, 2, "not computable: no scored claim")
+    # y has complete gold (it passes); what it lacks for the claim ratio is a scored claim.
+    assert r["weighted"]["claim_ratio_mean"]["why"] == (
+        "not computable: stratum 'y' holds 20.0% of the population (more than 5%) and has no answer with "
+        "complete gold and a scored claim"
+    )
+
+
 # ---------- 4. trend on the population ----------
 
 
@@ -155,6 +188,14 @@ def test_it_finds_a_real_regression_across_designs():
     assert r["value"] == pytest.approx(0.9 * 0.04)
     assert r["z"] == pytest.approx(z) and r["p_value"] == pytest.approx(2 * norm.sf(abs(z)))
     assert r["regression"] is True and r["p_value"] < 0.05
+
+
+def test_it_reproduces_the_published_two_proportion_z_test_for_two_simple_random_samples():
+    # 30/400 then 52/400, each audit a simple random sample (one stratum): published z 2.5645, p 0.0103.
+    r = tr.compare(audit([("all", 50_000, 400, 30)]), audit([("all", 80_000, 400, 52)]))
+    assert r["test"].startswith("two-proportion z-test")
+    assert (round(r["z"], 4), round(r["p_value"], 4)) == (2.5645, 0.0103)
+    assert r["value"] == pytest.approx(22 / 400) and r["regression"] is True
 
 
 def test_it_falls_back_to_the_exact_permutation_test_for_small_counts_of_equal_weight():
@@ -329,6 +370,27 @@ def test_it_says_kappa_and_ac1_carry_no_information_when_a_rater_uses_one_verdic
     assert ag.cohen_kappa(t)["value"] is None and ag.cohen_kappa(t)["why"].startswith("not informative: ")
     assert ag.gwet_ac1(t)["why"].startswith("not informative: the second rater used a single verdict")
     assert ag.percent_agreement(t)["value"] == pytest.approx(0.8)
+
+
+def test_it_gives_ac1_and_says_why_kappa_and_alpha_are_undefined_when_every_claim_is_supported():
+    # 12 claims in 4 answers, both annotators "supported" on every one. Cohen: p_e = 1 * 1 = 1, kappa = 0 / 0.
+    # Gwet (2008): pi = (1, 0, 0, 0), p_e = sum pi (1 - pi) / (q - 1) = 0, AC1 = (p_a - 0) / (1 - 0) = p_a = 1.
+    # Krippendorff's alpha: D_e = 0 (one value only), 1 - D_o / D_e undefined; the library raises.
+    with pytest.raises(ValueError):
+        krippendorff.alpha(reliability_data=np.array([[S] * 12, [S] * 12]), level_of_measurement="nominal")
+    r = ag.agreement(np.repeat(np.arange(4), 3), [S] * 12, [S] * 12, VERDICTS, resamples=200)
+    assert r["percent_agreement"]["value"] == 1.0 and r["percent_agreement"]["ci"] is None  # no [1, 1]
+    assert r["gwet_ac1"]["value"] == 1.0 and r["gwet_ac1"]["ci"] is None
+    assert r["cohen_kappa"]["why"] == "not computable: both raters used a single verdict, so chance agreement is 1"
+    assert r["krippendorff_alpha"]["why"] == "not computable: every label is the same verdict"
+    # Per verdict, a verdict neither side used says nothing: not an AC1 of 1.
+    rows = annotator_rows(
+        pd.DataFrame({"annotator": 1, "name": "x", "claim_id": range(12), "answer_id": 0, "verdict": S, "gold": S}),
+        pd.DataFrame({"annotator": [1], "name": ["x"], "answer_id": [0], "active_seconds": [60.0]}),
+    )
+    per = {p["verdict"]: p for p in rows[0]["per_verdict"]}
+    assert per[S]["gwet_ac1"]["value"] == 1.0
+    assert per[C]["gwet_ac1"]["why"] == f"not informative: neither the annotator nor gold said {C} on these claims"
 
 
 def test_it_keeps_bootstrap_bounds_stable_to_two_thousandths_across_seeds():

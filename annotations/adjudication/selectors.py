@@ -106,9 +106,9 @@ def adjudication_queue(user):
             "external_id": slot_a["audit_answer__answer__external_id"],
             "is_demo": slot_a["is_demo"] or complete[item_id]["B"]["is_demo"],
         }
-        if row["a"] != row["b"] or (g and g["recheck"]):  # a re-check is listed even when the labels agree
+        if _queued(row["a"], row["b"], g):
             entry["disputed"] += 1
-            entry["resolved"] += g is not None and not g["recheck"]
+            entry["resolved"] += not _open(g)
             entry["answers"].setdefault(item_id, []).append(row)
         elif claim_id in judge and judge[claim_id]["verdict"] != row["a"]:
             row["judge"] = judge[claim_id]["verdict"]
@@ -137,7 +137,14 @@ def filter_queue(entries, status="", q=""):
     return entries
 
 
+def _queued(a, b, gold):
+    """Whether a claim is the adjudicator's: its two labels differ, or its gold is marked for a re-check (listed
+    even when the labels agree)."""
+    return a != b or bool(gold and gold["recheck"])
+
+
 def _open(gold):
+    """Whether a queued claim is still to decide: no gold yet, or gold marked for a re-check."""
     return gold is None or bool(gold["recheck"])
 
 
@@ -151,8 +158,8 @@ def adjudication_neighbours(user, audit, item):
     open_ = {}  # item id -> whether some disputed claim of it has no gold yet
     for (item_id, claim_id), v in verdicts.items():
         g = gold.get((audit.id, claim_id))
-        if v.get("A") != v.get("B") or (g and g["recheck"]):
-            open_[item_id] = open_.get(item_id, False) or g is None or g["recheck"]
+        if _queued(v.get("A"), v.get("B"), g):
+            open_[item_id] = open_.get(item_id, False) or _open(g)
     position = {i: complete[i]["A"]["audit_answer__position"] for i in open_ if i != item.id}
     before = sorted((i for i in position if position[i] < item.position), key=position.get)
     after = sorted((i for i in position if position[i] > item.position), key=position.get)

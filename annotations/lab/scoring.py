@@ -111,12 +111,13 @@ def _paired(clusters, ra, rb, resamples, seed, items="claims"):
         "mcnemar_p": p,
         "difference": diff,
         "ci": ci,
-        "why": _paired_why(len(ra), p, ci, items),
+        "why": _paired_why(len(ra), p, ci, items, single=len(set(clusters)) < 2),
     }
 
 
-def _paired_why(n, p, ci, items):
-    """The reason of each paired figure that is None (every one of them when no item is shared)."""
+def _paired_why(n, p, ci, items, single=False):
+    """The reason of each paired figure that is None (every one of them when no item is shared); single: the items
+    are of one answer (else an interval is missing because every resample gave the same difference)."""
     if not n:
         none = f"not computable: no shared {items}"
         return {"mcnemar_p": none, "difference": none, "ci": none}
@@ -125,7 +126,11 @@ def _paired_why(n, p, ci, items):
         if p is not None
         else f"not computable: no discordant pair (the two versions are right on the same {items})",
         "difference": None,
-        "ci": None if ci is not None else "not computable: a single answer (the bootstrap resamples answers)",
+        "ci": None
+        if ci is not None
+        else "not computable: a single answer (the bootstrap resamples answers)"
+        if single
+        else "not computable: every resample of answers gives the same difference (no spread)",
     }
 
 

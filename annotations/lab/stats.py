@@ -122,7 +122,8 @@ def classification(t, labels, bad=(), *, empty="no items", bad_name="bad item"):
 def paired_cluster_bootstrap(clusters, right_a, right_b, *, resamples=2000, seed=0):
     """95% percentile interval of accuracy(a) - accuracy(b), resampling clusters (answers) with replacement:
     the claims of one answer are not independent. Returns (difference, [lo, hi]): (None, None) without an
-    item, the interval None with a single cluster (every resample is that cluster: no interval)."""
+    item, the interval None with a single cluster (every resample is that cluster: no interval) or when every
+    resample gives the same difference (an interval of zero width is never given)."""
     clusters, a, b = np.asarray(clusters), np.asarray(right_a, float), np.asarray(right_b, float)
     if not len(a):
         return None, None
@@ -134,4 +135,4 @@ def paired_cluster_bootstrap(clusters, right_a, right_b, *, resamples=2000, seed
     picks = rng.integers(0, len(ids), size=(resamples, len(ids)))
     diffs = (sa[picks].sum(axis=1) - sb[picks].sum(axis=1)) / size[picks].sum(axis=1)
     lo, hi = np.percentile(diffs, [2.5, 97.5])
-    return float(a.mean() - b.mean()), [float(lo), float(hi)]
+    return float(a.mean() - b.mean()), ([float(lo), float(hi)] if np.ptp(diffs) > 0 else None)

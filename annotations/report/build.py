@@ -26,7 +26,8 @@ METHODS = [
     "Korn-Graubard 95% interval (Clopper-Pearson on the effective sample size, Korn and Graubard 1998) with the "
     "design effect. Strata without data are listed; if one holds more than REPORT_MIN_STRATUM_SHARE of the "
     "population the estimate is not computable.",
-    "Week over week: z-test on the population-weighted rates with their design-based variances; when an expected "
+    "Week over week: z-test on the population-weighted rates with their design-based variances (the pooled "
+    "two-proportion z-test when both audits are self-weighting); when an expected "
     "count is below 10, a permutation test on the 0/1 fail indicator (exact for self-weighting designs, within "
     "strata otherwise). Provisional audits never raise a regression.",
     f"Agreement CIs: percentile bootstrap resampling answers (clusters), not claims, {RESAMPLES} resamples; the "

@@ -122,7 +122,7 @@ def claim_mask(cl, answers, flt):
         x, y = (int(v) for v in flt["pair"].split("-"))
         m &= both & (((cl["ann_a"] == x) & (cl["ann_b"] == y)) | ((cl["ann_a"] == y) & (cl["ann_b"] == x)))
     if "open" in flt:
-        m &= cl["gold"].isna() & cl["answer_id"].isin(answers.loc[answers["labelled"], "answer_id"])
+        m &= cl["open"]
     if "both" in flt:
         m &= both
     if "guard" in flt:

@@ -106,6 +106,9 @@ def tables(audit, version):
     answers = answer_gold_table(
         items.rename(columns={"id": "item_id"}), gold_long.rename(columns={"gold": "verdict"}), submitted, ["answer_id"]
     )
+    # An open dispute: a claim of an answer both annotators submitted, still without gold (agreed claims become
+    # gold on the second submission). The one rule behind every count and list of open disputes.
+    cl["open"] = cl["gold"].isna() & cl["answer_id"].isin(answers.loc[answers["labelled"], "answer_id"])
     both = cl["A"].notna() & cl["B"].notna()
     per = cl.assign(a_bad=both & cl["A"].isin(BAD), b_bad=both & cl["B"].isin(BAD)).groupby("answer_id")
     answers["a_bad"] = answers["answer_id"].map(per["a_bad"].any()).fillna(False).astype(bool)

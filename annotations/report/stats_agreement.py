@@ -68,14 +68,17 @@ def cohen_kappa(table):
 
 def gwet_ac1(table):
     """Two raters: p_e = 1/(q-1) * sum_k pi_k (1 - pi_k), pi_k the mean of the two raters' marginals;
-    q is the number of categories on the scale (the table's size), used or not."""
+    q is the number of categories on the scale (the table's size), used or not. When both raters gave every
+    item the same one verdict (an audit where every claim is supported) p_e = 0 and AC1 = p_a = 1: unlike
+    kappa (p_e = 1, 0 / 0) it is defined and true, which is what AC1 is for."""
     t = np.asarray(table, dtype=float)
     n, q = t.sum(), t.shape[0]
     if n == 0:
         return not_computable("no items were rated by both")
     if q < 2:
         return not_computable("fewer than two categories")
-    if single_class(t):
+    unanimous = np.count_nonzero(t) == 1 and np.trace(t) == n  # one verdict, both raters, every item
+    if single_class(t) and not unanimous:
         return not_informative(single_class(t))
     pi = (t.sum(0) + t.sum(1)) / (2 * n)
     pe = (pi * (1 - pi)).sum() / (q - 1)

@@ -7,21 +7,15 @@ annotator's own: their agreement with gold is 100% by construction and is shown 
 import numpy as np
 
 from annotations.report.stats_common import VERDICTS, not_computable, not_informative, stat
-from annotations.report.stats_noise import AGREED_ONLY, pair_stats
-
-FIGURES = ("percent_agreement", "cohen_kappa", "gwet_ac1")
-
-
-def _agreed_only(pair):
-    """The counts stay; the figures say nothing when gold is the annotator's own agreed labels."""
-    return pair | {k: not_informative(AGREED_ONLY) for k in FIGURES}
+from annotations.report.stats_noise import agreed_only, by_construction, pair_stats
 
 
 def _one_vs_rest(mine, gold, v):
     out = pair_stats(np.where(mine == v, v, "other"), np.where(gold == v, v, "other"), (v, "other"))
     if len(mine) and not (mine == v).any() and not (gold == v).any():
-        # Every claim is "other" on both sides: 100% agreement that says nothing about this verdict.
-        out["percent_agreement"] = not_informative(f"neither the annotator nor gold said {v} on these claims")
+        # Every claim is "other" on both sides: 100% agreement (and AC1 1) that says nothing about this verdict.
+        why = f"neither the annotator nor gold said {v} on these claims"
+        out["percent_agreement"], out["gwet_ac1"] = not_informative(why), not_informative(why)
     return out
 
 
@@ -35,8 +29,8 @@ def annotator_rows(labels, assignments):
         g = mine[mine["gold"].notna()]
         m, gold = g["verdict"].to_numpy(dtype=str), g["gold"].to_numpy(dtype=str)
         secs = asg["active_seconds"].to_numpy(dtype=float)
-        circular = len(g) > 0 and "gold_source" in g.columns and not (g["gold_source"] == "adjudicated").any()
-        mark = _agreed_only if circular else (lambda pair: pair)
+        circular = agreed_only(g["gold_source"] == "adjudicated" if "gold_source" in g.columns else None)
+        mark = by_construction if circular else (lambda pair: pair)
         rows.append(
             {
                 "annotator": int(ann),

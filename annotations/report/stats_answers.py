@@ -26,6 +26,8 @@ from annotations.report.stats_faithfulness import (
     wilson,
 )
 
+SCORED_ANSWER = f"{COMPLETE} and a scored claim"  # the unit of the weighted claim ratio (no ratio without one)
+
 
 def _strata(f, done, min_share, unsampled=()):
     total = float(f.groupby("stratum")["stratum_population"].first().sum()) + sum(N for _, N in unsampled)
@@ -134,7 +136,7 @@ def faithfulness(frame, *, seed=0, min_share=0.05, resampler=None, unsampled=())
         "fail_rate": stratified_proportion(strata_groups(f, f["fail"], done, unsampled), min_share, what)
         if len(d)
         else not_computable(why),
-        "claim_ratio_mean": stratified_mean(strata_groups(f, f["ratio"], done, unsampled), min_share, what)
+        "claim_ratio_mean": stratified_mean(strata_groups(f, f["ratio"], done, unsampled), min_share, SCORED_ANSWER)
         if len(d)
         else not_computable(why),
     }

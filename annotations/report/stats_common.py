@@ -35,6 +35,16 @@ def not_informative(why, **extra):
     return {"value": None, "ci": None, "why": f"not informative: {why}", **extra}
 
 
+def withheld(figures, why):
+    """A nested shape of figures with every figure made not computable for one reason (e.g. population figures
+    whose population the data do not cover); the counts beside them stay."""
+    if isinstance(figures, dict):
+        if "value" in figures and "why" in figures:
+            return not_computable(why)
+        return {k: withheld(v, why) for k, v in figures.items()}
+    return figures
+
+
 def shared_why(*figures):
     """The reason when every figure is not computable for one and the same reason (to say it once), else None."""
     whys = {f["why"] for f in figures}

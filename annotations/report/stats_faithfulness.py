@@ -87,6 +87,22 @@ def coverage(groups, min_share):
     }
 
 
+def blocking_why(b, min_share, what):
+    """Why a population figure is not computable: the blocking stratum of coverage() has no `what`."""
+    share = f"{b['share']:.1%} of the population (more than {min_share:.0%})"
+    return f"stratum {b['stratum']!r} holds {share} and has no {what}"
+
+
+def uncovered(groups, min_share, what):
+    """groups: (name, N_h, n_h) for every stratum of the design, n_h its units that a population-weighted figure
+    uses. Why that figure is not computable (a stratum above min_share has none, while some stratum has), or None
+    (with no unit at all the figure says why itself)."""
+    cover = coverage(groups, min_share)
+    if not cover["strata_covered"] or not cover["blocking"]:
+        return None
+    return blocking_why(cover["blocking"], min_share, what)
+
+
 def stratified(groups, min_share, what="data"):
     """groups: (name, N_h, values) for every stratum of the design. Weighted mean over the covered strata,
     its design-based variance, and the coverage. Returns (estimate, variance, cover, why)."""
@@ -95,12 +111,7 @@ def stratified(groups, min_share, what="data"):
     if not cover["strata_covered"]:  # said first: no stratum is to blame when none has any
         return None, None, cover, f"no stratum has {what}"
     if cover["blocking"]:
-        b = cover["blocking"]
-        why = (
-            f"stratum {b['stratum']!r} holds {b['share']:.1%} of the population (more than {min_share:.0%}) "
-            f"and has no {what}"
-        )
-        return None, None, cover, why
+        return None, None, cover, blocking_why(cover["blocking"], min_share, what)
     if cover["covered_population"] <= 0:
         return None, None, cover, "the strata have no population size"
     used = [(name, N, v) for name, N, v in groups if len(v)]
@@ -140,6 +151,10 @@ def _borrow_note(cover):
     return f"; {len(b)} single-answer strat{'um' if len(b) == 1 else 'a'} borrow the variance of all sampled answers"
 
 
+ZERO_VARIANCE = (
+    "not computable: the design-based variance is 0 (every sampled value is the same, or every stratum was sampled "
+    "completely) and an interval of zero width is never printed"
+)
 COMPLETE = "answer with complete gold"  # the unit the answer-level weighted figures count
 
 
@@ -175,6 +190,8 @@ def stratified_mean(groups, min_share, what="data"):
         return not_computable(why, **cover)
     if var is None:
         return stat(est, None, ci_why="not computable: the audit has a single answer", **cover)
+    if var == 0:
+        return stat(est, None, ci_why=ZERO_VARIANCE, **cover)
     ci = [max(0.0, est - Z95 * var**0.5), min(1.0, est + Z95 * var**0.5)]
     method = "stratified normal 95% with finite population correction, clipped to [0, 1]" + _borrow_note(cover)
     return stat(est, ci, variance=var, ci_method=method, **cover)

@@ -51,3 +51,12 @@ def weighted_table(a, b, weights, categories):
     t = np.zeros((len(categories), len(categories)))
     np.add.at(t, ([index[x] for x in a], [index[y] for y in b]), np.asarray(weights, dtype=float))
     return t
+
+
+def domain_weights(strata, population, seen):
+    """Per row of stratum h, N_h / n_h with n_h the units (answers, or a calibration sample's claims) of h whose
+    data are in (`seen`: {stratum: n_h}): each stratum stands for its population with the units that have data.
+    The weight stored at drawing, N_h / (n_h drawn), would shrink a stratum whose answers are not all labelled
+    yet (2 of 10 labelled: a fifth of its share) and tilt every weighted figure towards the strata labelled first.
+    strata: one per row; population: {stratum: N_h}."""
+    return np.array([population[h] / seen[h] for h in strata], dtype=float)

@@ -66,7 +66,13 @@ def _reading(d, pj, pb, slot, open_disputes=0):
     return f"{head}: {gap} includes 0, so the judge is not distinguishable from a trained annotator here."
 
 
-def _by_construction(pair):
+def agreed_only(adjudicated):
+    """Whether the gold of these claims (adjudicated: per claim, whether an adjudicator set it; None: not known,
+    taken as a finished adjudication) is only what both annotators agreed on: some gold, none adjudicated."""
+    return adjudicated is not None and len(adjudicated) > 0 and not np.asarray(adjudicated, dtype=bool).any()
+
+
+def by_construction(pair):
     """A pair's coefficients when gold is made only of agreed claims: its counts stay, its figures say nothing."""
     return pair | {k: not_informative(AGREED_ONLY) for k in ("percent_agreement", "cohen_kappa", "gwet_ac1")}
 
@@ -74,7 +80,7 @@ def _by_construction(pair):
 def _circular(out, pj, open_disputes):
     """The figures when no gold on these claims is adjudicated: only the judge's agreement says anything."""
     for key in ("A", "B", "annotators"):
-        out[key] = _by_construction(out[key])
+        out[key] = by_construction(out[key])
     out["gap"] = not_informative("no dispute adjudicated yet, so there is no human benchmark", judge=float(pj))
     out["reading"] = (
         f"Not informative yet: the judge agrees with gold on {pj:.1%} of these claims, but {CIRCULAR} (100%), and "
@@ -102,7 +108,7 @@ def noise_floor(
         out["gap"] = not_computable("no claim has gold, a judge verdict and both labels")
         out["reading"] = _reading(out["gap"], 0, 0, "A")
         return out
-    if adjudicated is not None and not np.asarray(adjudicated, dtype=bool).any():
+    if agreed_only(adjudicated):
         return _circular(out, out["judge"]["agree"] / out["n"], open_disputes)
     tied = out["A"]["agree"] == out["B"]["agree"]
     slot = "A" if out["A"]["agree"] >= out["B"]["agree"] else "B"  # tied: A, whose agreement is B's

@@ -1,7 +1,9 @@
 """Fail rate over time and the change against the previous audit, on the population. Pure.
 
 Each audit is summarised by its population-weighted fail rate and design-based variance (see
-stats_faithfulness). Two audits are compared by z = (p2 - p1) / sqrt(v1 + v2), two-sided, unless any
+stats_faithfulness). Two audits are compared by z = (p2 - p1) / sqrt(v1 + v2), two-sided (when both are
+self-weighting, every answer of an audit weighs the same and its sample rate is its population estimate: the
+classic pooled two-proportion z-test on the sample counts, statsmodels' proportions_ztest), unless any
 expected count of the 2 x 2 table of sampled answers (audit x fail) is below 10. Then a permutation
 test on the 0/1 fail indicator: answers are exchanged between the audits WITHIN each stratum (strata
 matched by name; a stratum in one audit only stays as it is) and each audit's weighted rate is
@@ -17,6 +19,7 @@ Provisional audits (gold incomplete) never raise a regression."""
 
 import numpy as np
 from scipy.stats import hypergeom, norm
+from statsmodels.stats.proportion import proportions_ztest
 
 from annotations.report.stats_common import not_computable, stat
 
@@ -90,6 +93,9 @@ def compare(prev, cur, seed=0):
             )
         p, test = permutation_p(prev["strata"], cur["strata"], seed)
         test += " on the 0/1 fail indicator (an expected count is below 10)"
+    elif _self_weighting(prev["strata"]) and _self_weighting(cur["strata"]):
+        z, p = proportions_ztest([cur["fails"], prev["fails"]], [cur["n"], prev["n"]])
+        test = "two-proportion z-test (pooled; both audits self-weighting, so each sample rate is its population's)"
     else:
         z = diff / var**0.5
         p, test = float(2 * norm.sf(abs(z))), "z-test on the population-weighted rates (design-based variance)"

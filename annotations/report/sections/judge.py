@@ -4,13 +4,21 @@ and the version's latest run over these answers when it is not done (the figures
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.urls import reverse
 
 from annotations.report import selectors
 from annotations.report.sections.agreement import PASS_FAIL, pass_fail
 from annotations.report.stats_agreement import agreement, table_from_pairs
-from annotations.report.stats_common import BAD, VERDICTS, clean, not_computable, stat
-from annotations.report.stats_judge import bad_claim_table, classification_summary, precision_recall, weighted_table
+from annotations.report.stats_common import BAD, VERDICTS, clean, not_computable, stat, withheld
+from annotations.report.stats_faithfulness import uncovered
+from annotations.report.stats_judge import (
+    bad_claim_table,
+    classification_summary,
+    domain_weights,
+    precision_recall,
+    weighted_table,
+)
 from annotations.report.stats_noise import noise_floor
 
 JUDGE_ROWS = (*VERDICTS, "none")
@@ -66,16 +74,51 @@ def _prf_rows(t, sampled, weighted, L):
     return rows
 
 
+def _population(x, key):
+    """(units, N_h by stratum) behind the population-weighted figures: the sampled answers and their strata's
+    populations, or (key "claim_id") a calibration sample's claims, whose own design weights sum to N_h."""
+    if key == "claim_id":
+        return x.cl, x.cl.groupby("stratum")["weight"].sum()
+    return x.answers, x.answers.groupby("stratum")["stratum_population"].first()
+
+
+def _seen(x, ids, key):
+    """Units per stratum whose data are in: those among ids, and answers without a claim labelled by both (every
+    claim they have, none, is there: they are no missing data)."""
+    units = _population(x, key)[0]
+    seen = units[key].isin(set(ids))
+    if key == "answer_id":
+        seen |= (units["n_claims"] == 0) & units["complete"].astype(bool)
+    return units[seen].groupby("stratum").size()
+
+
+def _weighted(x, rows, key="answer_id"):
+    """rows with their weight recomputed over the units with data (stats_judge.domain_weights)."""
+    N, seen = _population(x, key)[1], _seen(x, rows[key], key)
+    return rows.assign(weight=domain_weights(rows["stratum"], N, seen) if len(rows) else [])
+
+
+def _uncovered(x, ids, what, key="answer_id"):
+    """Why the population-weighted figures over these units (answer ids; claim ids of a calibration sample, whose
+    claims carry their own stratum and weight) are not computable: a large stratum has none of them. Weighting the
+    other strata alone would read as the population's figure. None when they cover it."""
+    N, seen = _population(x, key)[1], _seen(x, ids, key)
+    groups = [(h, float(n), int(seen.get(h, 0))) for h, n in N.items()]
+    return uncovered(groups + [(h, n, 0) for h, n in x.unsampled], settings.REPORT_MIN_STRATUM_SHARE, what)
+
+
 def _answers(cl, answers, x, L):
     per = cl.assign(jbad=cl["judge"].isin(BAD), jmiss=cl["judge"].isna()).groupby("answer_id")[["jbad", "jmiss"]].any()
     ans = answers[answers["complete"]].join(per, on="answer_id")
-    ans = ans[~ans["jmiss"].fillna(False).astype(bool)]
+    ans = _weighted(x, ans[~ans["jmiss"].fillna(False).astype(bool)])
     ans_j, ans_g = pass_fail(ans["jbad"].fillna(False)), pass_fail(ans["n_contradicted"] + ans["n_unsupported"] > 0)
     ans_w = weighted_table(ans_j, ans_g, ans["weight"], PASS_FAIL)
     a = agreement(ans["answer_id"].tolist(), ans_j, ans_g, PASS_FAIL, resampler=x.resampler)
+    why = _uncovered(x, ans["answer_id"], "judged answer with complete gold")
+    weighted = stat(np.trace(ans_w) / ans_w.sum()) if ans_w.sum() else not_computable("no answers")
     return a | {
         "fail_detection": precision_recall(table_from_pairs(ans_j, ans_g, PASS_FAIL), PASS_FAIL)["fail"],
-        "weighted_accuracy": stat(np.trace(ans_w) / ans_w.sum()) if ans_w.sum() else not_computable("no answers"),
+        "weighted_accuracy": not_computable(why) if why else weighted,
         "disagree": a["n"] - a["agree"],
         "disagree_url": L.answers(disagree="judge"),
         "n_url": L.answers(judge="any"),
@@ -83,9 +126,9 @@ def _answers(cl, answers, x, L):
 
 
 def _waiting(cl):
-    """Judged claims without gold: the open disputes (both annotators labelled them) and the others."""
+    """Judged claims without gold: the open disputes (frames.tables' rule) and the others."""
     waiting = cl["judge"].notna() & cl["gold"].isna()
-    disputed = int((waiting & cl["A"].notna() & cl["B"].notna()).sum())
+    disputed = int((waiting & cl["open"]).sum())
     return {"open_disputes": disputed, "not_labelled": int(waiting.sum()) - disputed}
 
 
@@ -135,8 +178,9 @@ def build(x):
     if x.version is None:
         return {"versions": x.versions, "version": None, "why": "not computable: no judge verdicts on this audit"}
     cl = x.cl
-    g = cl[cl["gold"].notna()].assign(judge=lambda d: d["judge"].fillna("none"))
-    s = g[g["judge"] != "none"]
+    key = "claim_id" if x.audit.is_calibration else "answer_id"
+    g = _weighted(x, cl[cl["gold"].notna()].assign(judge=lambda d: d["judge"].fillna("none")), key)
+    s = _weighted(x, g[g["judge"] != "none"], key)
     guard = x.f["judge"]["guard_passed"]
     claims = agreement(
         s["answer_id"].tolist(), s["judge"].tolist(), s["gold"].tolist(), VERDICTS, resampler=x.resampler
@@ -144,6 +188,8 @@ def build(x):
     t = np.asarray(claims["table"], dtype=int)  # judge rows, gold columns
     sampled = classification_summary(table_from_pairs(s["judge"], s["gold"], VERDICTS), VERDICTS)
     weighted = classification_summary(weighted_table(s["judge"], s["gold"], s["weight"], VERDICTS), VERDICTS)
+    if why := _uncovered(x, s[key], "judged claim with gold", key):
+        weighted = withheld(weighted, why)
     return clean(
         {
             "versions": x.versions,
