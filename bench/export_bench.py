@@ -22,24 +22,14 @@ django.setup()
 
 import random  # noqa: E402
 
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.db import connection, reset_queries  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from bench.tables import create_tables  # noqa: E402
+
 VERDICTS = ["supported", "contradicted", "unsupported", "non_assertive"]
-
-
-class NoMigrations(dict):
-    """Create tables straight from the models (the lead regenerates migrations separately)."""
-
-    def __contains__(self, item):
-        return True
-
-    def __getitem__(self, item):
-        return None
 
 
 def build(n_answers, per_answer, users):
@@ -140,8 +130,7 @@ def main():
     n_answers = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     per_answer = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     DB.unlink(missing_ok=True)
-    settings.MIGRATION_MODULES = NoMigrations()
-    call_command("migrate", run_syncdb=True, verbosity=0)
+    create_tables()
     setup_test_environment()
     from annotations.adjudication import export
     from tests.factories import make_user

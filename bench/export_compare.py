@@ -23,17 +23,9 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-
-class NoMigrations(dict):
-    def __contains__(self, item):
-        return True
-
-    def __getitem__(self, item):
-        return None
+from bench.tables import create_tables  # noqa: E402
 
 
 def build():
@@ -85,8 +77,7 @@ def main():
     from annotations.adjudication.export import export_bytes
 
     DB.unlink(missing_ok=True)
-    settings.MIGRATION_MODULES = NoMigrations()
-    call_command("migrate", run_syncdb=True, verbosity=0)
+    create_tables()
     audit = build()
     size = len(export_bytes(audit, level="claim", fmt="jsonl"))
     runs = []

@@ -80,14 +80,6 @@ WORDS = [
 ]
 
 
-class NoMigrations:
-    def __contains__(self, item):
-        return True
-
-    def __getitem__(self, item):
-        return None
-
-
 def generate(n, claims, verdicts, path):
     rng = random.Random(7)
     # A pool of passages reused with a unique prefix: generation stays fast, every passage differs.
@@ -133,6 +125,7 @@ def main():
 
     from audit.ingest.services import answers_import
     from audit.models import Answer, Claim, Passage
+    from bench.tables import create_tables
 
     t0 = time.perf_counter()
     generate(args.n, args.claims, args.verdicts, DATA)
@@ -140,10 +133,8 @@ def main():
     print(f"generated {args.n:,} answers, {size / 1e6:,.0f} MB in {time.perf_counter() - t0:.1f} s")
     for p in (DB, Path(f"{DB}-wal"), Path(f"{DB}-shm")):
         p.unlink(missing_ok=True)
-    from django.conf import settings
 
-    settings.MIGRATION_MODULES = NoMigrations()  # the schema from the models, as the tests build it
-    call_command("migrate", run_syncdb=True, verbosity=0)
+    create_tables()
     call_command("flush", interactive=False, verbosity=0)  # a reused throwaway PostgreSQL database
 
     t0, cpu0 = time.perf_counter(), time.process_time()

@@ -23,26 +23,16 @@ import django  # noqa: E402
 django.setup()
 
 import numpy as np  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.db import connection, reset_queries  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from bench.tables import create_tables  # noqa: E402
+
 VERDICTS = ["supported", "contradicted", "unsupported", "non_assertive"]
 PREVALENCE = [0.80, 0.03, 0.10, 0.07]
 CLAIMS_PER_ANSWER = 6
-
-
-class NoMigrations(dict):
-    """Create tables straight from the models (the lead regenerates migrations separately)."""
-
-    def __contains__(self, item):
-        return True
-
-    def __getitem__(self, item):
-        return None
 
 
 def build(n_answers, name, rng, users, versions):
@@ -154,8 +144,7 @@ def cleanup():
 
 def main():
     cleanup()
-    settings.MIGRATION_MODULES = NoMigrations()
-    call_command("migrate", run_syncdb=True, verbosity=0)
+    create_tables()
     setup_test_environment()
     from annotations.report.build import build_report
     from audit.models import JudgeVersion

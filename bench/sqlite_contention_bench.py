@@ -36,16 +36,6 @@ os.environ.update(ENV)
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "claimaudit.settings")
 
 
-class NoMigrations:
-    """Build the schema from the models (like the tests' --nomigrations)."""
-
-    def __contains__(self, item):
-        return True
-
-    def __getitem__(self, item):
-        return None
-
-
 def generate(n, words, path):
     vocab = [
         "the",
@@ -127,18 +117,16 @@ def main():
     import django
 
     django.setup()
-    from django.conf import settings
     from django.core.files import File
-    from django.core.management import call_command
 
     from audit.ingest.services import import_enqueue
     from audit.models import Answer, Claim, ImportBatch
+    from bench.tables import create_tables
     from tests.factories import make_assigned_audit, make_user
 
     for p in (DB, Path(f"{DB}-wal"), Path(f"{DB}-shm"), *(SPOOL.iterdir() if SPOOL.exists() else ())):
         p.unlink(missing_ok=True)
-    settings.MIGRATION_MODULES = NoMigrations()
-    call_command("migrate", run_syncdb=True, verbosity=0)
+    create_tables()
     t0 = time.perf_counter()
     generate(args.answers, args.passage_words, DATA)
     print(

@@ -29,13 +29,12 @@ django.setup()
 
 import random  # noqa: E402
 
-from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles import finders  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
+from bench.tables import create_tables  # noqa: E402
 from claimaudit.staticfiles import minified  # noqa: E402
 
 VERDICTS = ["supported", "contradicted", "unsupported", "non_assertive"]
@@ -55,16 +54,6 @@ WORDS = [
     "error",
     "window",
 ]
-
-
-class NoMigrations(dict):
-    """Create tables straight from the models (the lead regenerates migrations separately)."""
-
-    def __contains__(self, item):
-        return True
-
-    def __getitem__(self, item):
-        return None
 
 
 def build(ann, other, n_claims=20, name="2026-W48"):
@@ -199,8 +188,7 @@ def keystrokes(new):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     DB.unlink(missing_ok=True)
-    settings.MIGRATION_MODULES = NoMigrations()
-    call_command("migrate", run_syncdb=True, verbosity=0)
+    create_tables()
     setup_test_environment()
     from tests.factories import make_user
 
