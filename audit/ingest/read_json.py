@@ -17,8 +17,13 @@ import re
 from audit.ingest import formats
 from audit.ingest.parse import RecordError
 
-# how a pandas frame saved by to_json starts: orient "columns" ({"col": {"0": ...), "index" ({"0": {...), "split"
-A_FRAME = re.compile(rb'^\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"0"\s*:|"0"\s*:\s*\{|"columns"\s*:\s*\[)')
+# how a pandas frame saved by to_json starts: orient "columns" ({"col": {"0": ...), "index" ({"0": {...), "split",
+# "table" ({"schema": {"fields": ...)
+A_FRAME = re.compile(
+    rb'^\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"0"\s*:|"0"\s*:\s*\{|"columns"\s*:\s*\[|"schema"\s*:\s*\{\s*"fields"\s*:)'
+)
+# the name pandas gives an unnamed index (level_0, level_1, ... for each level of an unnamed multi-index)
+DEFAULT_INDEX = re.compile(r"index|level_\d+")
 
 
 def json_file(stream, lim, adapt):
@@ -224,10 +229,12 @@ class _Constants:
 
 def frame_rows(obj):
     """The rows of a pandas frame saved by to_json in its default orient, "columns" ({column: {index: value}}), or
-    in "index" ({index: {column: value}}) or "split" ({columns, index, data}); else None. A frame of the first two
-    is told by its index, pandas' default: the row numbers "0", "1", ... as keys."""
+    in "index" ({index: {column: value}}), "split" ({columns, index, data}) or "table" (see _table_rows); else None.
+    A frame of the first two is told by its index, pandas' default: the row numbers "0", "1", ... as keys."""
     if not isinstance(obj, dict) or not obj:
         return None
+    if set(obj) == {"schema", "data"} and isinstance(obj["schema"], dict) and "fields" in obj["schema"]:
+        return _table_rows(obj["schema"], obj["data"])
     if set(obj) in ({"columns", "index", "data"}, {"columns", "data"}):
         columns, data = obj["columns"], obj["data"]
         rows = isinstance(columns, list) and isinstance(data, list)
@@ -246,3 +253,14 @@ def frame_rows(obj):
 
 def _row_numbers(keys):
     return all(isinstance(k, str) and k.isascii() and k.isdecimal() for k in keys)
+
+
+def _table_rows(schema, data):
+    """The rows of orient "table" ({"schema": {"fields", "primaryKey", "pandas_version"}, "data": [row, ...]}):
+    the schema describes the file, not an answer, and is left out; so is the index when pandas named it (an
+    unnamed index is written as the column "index"), while a named one (`rename_axis("row")`) is a field."""
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        return None
+    key = schema.get("primaryKey")
+    unnamed = [k for k in key if isinstance(k, str) and DEFAULT_INDEX.fullmatch(k)] if isinstance(key, list) else []
+    return [{k: v for k, v in row.items() if k not in unnamed} for row in data]
