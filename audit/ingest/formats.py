@@ -25,12 +25,11 @@ A record or passage without an id gets a stable one derived from its content, so
 no-op. Errors name the field as the file spells it (`user_input`, not `question`).
 """
 
-import ast
 import hashlib
 import json
 import re
 
-from audit.ingest import expertqa, numbered, ragtruth
+from audit.ingest import expertqa, numbered, pyliteral, ragtruth
 
 FORMATS = ("auto", "native", "ragas", "deepeval", "langchain", "ragtruth", "mapping")
 NATIVE_KEYS = ("id", "question", "answer", "created_at", "meta", "claims", "passages")
@@ -68,7 +67,7 @@ SHAPES = {
     },
     "ragtruth": ragtruth.SHAPE,  # a RAGTruth response joined to its source_info (see ragtruth.py)
 }
-# Fields that hold JSON in a CSV cell, per shape (a cell may also hold a Python list as pandas writes it).
+# Fields that hold JSON in a CSV cell, per shape (a cell may also hold a Python literal as pandas writes it).
 CSV_JSON = {
     "native": ("passages", "claims", "meta"),
     "ragas": ("retrieved_contexts", "reference_contexts", "contexts", "ground_truths"),
@@ -80,6 +79,7 @@ CSV_JSON = {
         "additional_metadata",
         "custom_column_key_values",
     ),
+    "ragtruth": ("labels", "format_label"),  # a merged frame's list and dict columns (source_info: a path's column)
 }
 # List fields a shape's own tool may write as one string, joined with "|" (DeepEval's save_as, CSV and JSONL).
 JOINED = {"deepeval": ("retrieval_context", "context")}
@@ -259,8 +259,8 @@ def listed(text):
     if isinstance(value, list):
         return value
     try:
-        value = ast.literal_eval(text.strip())
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # "[{[]: 1}]": Python cannot build it
+        value = pyliteral.read(text)  # also numpy's "['a' 'b']", which Python alone would read as ["ab"]
+    except ValueError:  # "[{[]: 1}]": not a literal Python can build
         return None
     return value if isinstance(value, list) and all(isinstance(x, str) for x in value) else None
 
