@@ -337,6 +337,11 @@ def _passages(items, mapping):
     return out
 
 
+def passages_of_text(text):
+    """One string of context as the one passage it was before numbered lists were split (see unsplit.py)."""
+    return _passages([text], None)
+
+
 def _passage(item, mapping):
     if isinstance(item, str):
         return {"text": item}

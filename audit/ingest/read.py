@@ -21,7 +21,7 @@ import zlib
 
 from django.conf import settings
 
-from audit.ingest import formats, read_csv, read_json
+from audit.ingest import formats, read_csv, read_json, unsplit
 from audit.ingest.parse import RecordError, limits, normalise
 from audit.ingest.spool import max_upload_bytes
 from audit.lazy import lazy_module
@@ -223,6 +223,8 @@ def adapter(fmt, mapping, lim):
     def adapt(obj, line):
         native, renames = formats.to_native(obj, fmt, mapping)
         rec, errors = normalise(native, line, lim)
+        if rec is not None and fmt != "native":  # the native format never splits a string
+            rec["before_split"] = unsplit.before_split_hash(native, rec, lim)
         return rec, formats.renamed(errors, renames) if renames else formats.hinted(errors, fmt, obj)
 
     return adapt
