@@ -26,8 +26,9 @@ A_FRAME = re.compile(
 DEFAULT_INDEX = re.compile(r"index|level_\d+")
 
 
-def json_file(stream, lim, adapt):
-    """A .json file: an array, one object spread over lines, or JSON lines (a first line that parses)."""
+def json_file(stream, lim, adapt, advance=None):
+    """A .json file: an array, one object spread over lines, or JSON lines (a first line that parses). One read
+    whole calls advance(share of its records yielded so far), when given, for the progress bar."""
     head = stream.peek(1 << 16)[: 1 << 16].lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head.startswith(b"[") and not (head.startswith(b"{") and (not _json_lines(head) or _holds_records(head))):
         yield from jsonl_file(stream, lim, adapt)
@@ -42,7 +43,11 @@ def json_file(stream, lim, adapt):
     except UnicodeDecodeError as e:
         yield 0, None, [RecordError(0, "", f"not valid UTF-8 (byte {e.start + 1} of the file)")]
         return
-    yield from (_json_array(text, adapt) if head.startswith(b"[") else _json_object(text, adapt))
+    advance = advance or (lambda share: None)
+    yield from (
+        _json_array(text, adapt, None, advance) if head.startswith(b"[") else _json_object(text, adapt, advance)
+    )
+    advance(1.0)
 
 
 def _json_lines(head):
@@ -72,7 +77,7 @@ def _whole(line):
         return True
 
 
-def _json_object(text, adapt):
+def _json_object(text, adapt, advance):
     """One object: a record, records in a list under a key of formats.RECORD_LISTS, or a pandas frame's rows."""
     constants = _Constants()
     try:
@@ -88,6 +93,7 @@ def _json_object(text, adapt):
         for line, row in enumerate(rows, 1):
             bad = constants.error(row, line)
             yield (line, None, [bad]) if bad else (line, *adapt(row, line))
+            advance(line / len(rows))
         return
     key = formats.record_list(obj)
     if key is None:
@@ -107,7 +113,7 @@ def _json_object(text, adapt):
             return None, [RecordError(line, "file", "the file's other fields go into 'file': rename the record's")]
         return adapt({**record, "file": fields}, line)
 
-    yield from _json_array(text, with_file, _member(text, key))
+    yield from _json_array(text, with_file, _member(text, key), advance)
 
 
 def _member(text, key):
@@ -121,7 +127,7 @@ def _member(text, key):
         pos = _skip(text, _skip(text, decoder.raw_decode(text, pos)[1]) + 1)  # past the value and its ','
 
 
-def _json_array(text, adapt, start=None):
+def _json_array(text, adapt, start=None, advance=None):
     """A JSON array of records: the whole text, or the member of an object at `start`. Each record's line is
     where it starts in the file."""
     constants = _Constants()
@@ -137,6 +143,8 @@ def _json_array(text, adapt, start=None):
             return
         bad = constants.error(obj, line)
         yield (line, None, [bad]) if bad else (line, *adapt(obj, line))
+        if advance:
+            advance(end / len(text))
         pos = _skip(text, end)
         if pos < len(text) and text[pos] == ",":
             pos = _skip(text, pos + 1)
