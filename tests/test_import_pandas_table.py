@@ -2,9 +2,13 @@
 one answer per row; the schema (it describes the file, not an answer) and pandas' default index column are not
 kept in any answer's meta, a named index is. Written by pandas itself, uploaded through the web form."""
 
+import json
+
 import pandas as pd
 
 from audit.models import Answer
+from claimaudit.services import api_token_create
+from tests.factories import make_user
 from tests.test_import_real_shapes import Upload
 
 
@@ -35,3 +39,19 @@ class TableOrientTests(Upload):
         self.assertEqual(body.count(b"\n"), 0)
         self.assertEqual(self.upload("results.json", body).created, 400)
         self.assertEqual(Answer.objects.get(question="Which plan has SSO? (7)").meta, {"faithfulness": 1.0, "row": 7})
+
+
+class TableOrientApiTests(Upload):
+    def test_it_reads_the_same_rows_through_the_api_and_refuses_a_bad_row_by_its_number(self):
+        token = api_token_create(make_user("bot", "lead"), "ci")[1]
+        auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+        frame = ragas_frame(3)
+        r = self.client.post("/api/v1/datasets/t/answers", frame.to_json(orient="table"), "application/json", **auth)
+        self.assertEqual((r.status_code, r.json()["created"]), (200, 3), r.content)
+        self.assertEqual({json.dumps(a.meta) for a in Answer.objects.all()}, {'{"faithfulness": 1.0}'})
+        frame.loc[2, "response"] = None
+        bad = frame.assign(created_at=[1796030100000, 17, None]).to_json(orient="table")
+        r = self.client.post("/api/v1/datasets/u/answers", bad, "application/json", **auth)
+        self.assertEqual(r.status_code, 400)
+        self.assertEqual([(e["line"], e["field"]) for e in r.json()["errors"]], [(2, "created_at"), (3, "response")])
+        self.assertFalse(Answer._base_manager.filter(dataset__name="u").exists())
