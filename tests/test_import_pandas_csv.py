@@ -4,6 +4,7 @@ Python repr (single quotes, True, None): a RAGTruth merged frame's `source_info`
 imports as its JSONL twin does; a cell that is no literal is refused naming its column and line. The CSVs are
 written by pandas itself and uploaded through the web form."""
 
+import io
 import json
 
 import numpy as np
@@ -59,3 +60,14 @@ class PythonLiteralCellTests(Upload):
         self.assertEqual([(line, field) for line, field, _ in errors], [(2, "labels"), (second, "source_info")])
         self.assertIn("not a Python literal either: \"__import__('os').getpid()\" is not a literal", errors[0][2])
         self.assertIn("not a Python literal either: 'np.float64(0.5)' is not a literal", errors[1][2])
+
+    def test_it_reads_through_a_dict_cell_pandas_read_back_and_saved_as_json_lines(self):
+        rows = [json.loads(x) for x in (REAL / "ragtruth_joined.jsonl").read_text().splitlines()]
+        merged = pd.read_csv(io.StringIO(pd.DataFrame(rows).to_csv(index=False)))
+        body = merged.to_json(orient="records", lines=True)
+        self.assertIn('"source_info":"{\'question\': ', body)  # the dict is now the string pandas wrote
+        self.assertEqual(self.upload("ragtruth_joined.jsonl", dataset="jsonl").created, 2)
+        self.assertEqual(self.upload("reread.jsonl", body.encode(), dataset="reread").created, 2)
+        for raw in rows:
+            a, b = (Answer.objects.get(dataset__name=ds, external_id=raw["id"]) for ds in ("jsonl", "reread"))
+            self.assertEqual((b.question, passages_of(b)), (a.question, passages_of(a)))

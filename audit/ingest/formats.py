@@ -234,12 +234,16 @@ def _index(part):
 
 def _json_text(value):
     """A string holding a JSON object or list (TruLens' record_json, a pandas frame's dict column written by
-    to_json) as that object or list; else the value itself."""
+    to_json), or a dict or list as the Python literal pandas writes to CSV (a frame read back with read_csv and
+    saved as JSON: see pyliteral), as that object or list; else the value itself."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
             parsed = json.loads(value)
         except (ValueError, RecursionError):
-            return value
+            try:
+                parsed = pyliteral.read(value)
+            except ValueError:
+                return value
         return parsed if isinstance(parsed, (dict, list)) else value
     return value
 
@@ -251,18 +255,12 @@ def _key(obj, parts):
 
 
 def listed(text):
-    """A list written as text: JSON (a log table's text column), or a list of strings as a Python literal (how
-    pandas writes a list column to CSV; read back and saved with to_json, it is that string). Else None."""
+    """A list written as text: JSON (a log table's text column), or a Python literal (how pandas writes a list
+    column to CSV; read back and saved with to_json, it is that string; numpy's "['a' 'b']" too). Else None."""
     if not isinstance(text, str) or not text.lstrip().startswith("["):
         return None
     value = _json_text(text.strip())
-    if isinstance(value, list):
-        return value
-    try:
-        value = pyliteral.read(text)  # also numpy's "['a' 'b']", which Python alone would read as ["ab"]
-    except ValueError:  # "[{[]: 1}]": not a literal Python can build
-        return None
-    return value if isinstance(value, list) and all(isinstance(x, str) for x in value) else None
+    return value if isinstance(value, list) else None
 
 
 def _get(obj, path, missing=None):
