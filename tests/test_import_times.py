@@ -88,3 +88,14 @@ class PandasTimeTests(Upload):
         )
         self.assertEqual(errors[4][2], "must be an ISO 8601 string or an epoch number, got bool")
         self.assertEqual(errors[6][2], "not an ISO 8601 date-time nor an epoch number: '17960301x'")
+
+    def test_it_takes_an_empty_time_cell_as_no_time_in_a_mapped_csv_column(self):
+        frame = runs_frame().assign(question=["Q1?", "Q2?"], answer=["A1.", "A2."], passages=['["P1."]', '["P2."]'])
+        frame.loc[1, "start_time"] = pd.NaT  # pandas writes a missing time as an empty cell
+        csv = frame.drop(columns=["inputs", "outputs"]).to_csv(index=False)
+        self.assertIn("\nrun-2,,Q2?", csv)
+        mapping = "id=id\nquestion=question\nanswer=answer\npassages=passages\ncreated_at=start_time"
+        self.assertEqual(self.upload("runs.csv", csv.encode(), format="mapping", mapping=mapping).created, 2)
+        batch_time = Answer.objects.get(external_id="run-2").import_batch.created_at
+        self.assertEqual(Answer.objects.get(external_id="run-1").created_at.isoformat()[:19], "2026-11-30T09:15:00")
+        self.assertLess(abs((Answer.objects.get(external_id="run-2").created_at - batch_time).total_seconds()), 60)

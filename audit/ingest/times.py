@@ -3,7 +3,7 @@
 Accepted: any ISO 8601 string Python reads (`2026-11-30T09:15:00Z`, `+0100`, a date alone, and the text pandas
 writes for a timestamp, `2026-11-30 09:15:00+00:00`; without an offset it is UTC), and an epoch time: a number
 (pandas' `to_json` writes a datetime as epoch milliseconds by default, seconds with `date_unit="s"`, also
-microseconds or nanoseconds) or a string of its digits (a CSV cell).
+microseconds or nanoseconds) or a string of its digits (a CSV cell). An empty string is no time, as null is.
 
 The unit of an epoch number is told by its magnitude: a time between 1990 and 2100 is 6.3e8..4.1e9 in seconds,
 6.3e11..4.1e12 in milliseconds, 6.3e14..4.1e15 in microseconds and 6.3e17..4.1e18 in nanoseconds. These windows
@@ -29,6 +29,8 @@ def created_at(value):
         return None, f"must be an ISO 8601 string or an epoch number, got {type(value).__name__}"
     if isinstance(value, str):
         text = value.strip()
+        if not text:  # pandas writes a missing time (NaT) to CSV as an empty cell: no time, as null is
+            return None, None
         try:
             dt = datetime.fromisoformat(text)
         except ValueError:
