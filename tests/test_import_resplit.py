@@ -4,9 +4,13 @@ re-import keeps the stored answer unless asked to replace changed answers, never
 and its summary says how many answers this concerns and why. The old import is reproduced by uploading the
 context as a one-item list, which stores exactly what the import stored before the split; web form and API."""
 
+import io
 import json
+import tempfile
+from pathlib import Path
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 
 from audit.models import Answer
 from claimaudit.services import api_token_create
@@ -84,3 +88,13 @@ class ResplitTests(Upload):
         self.assertEqual((api.json()["status"], api.json()["unchanged"]), ("noop", 2))
         self.assertEqual(len(api.json()["notes"]), 1)
         self.assertTrue(api.json()["notes"][0].startswith("2 of the unchanged answers were imported before"))
+
+    def test_it_says_the_same_from_the_command(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "logs.jsonl"
+            path.write_bytes(body("a1", "a2"))
+            out = io.StringIO()
+            call_command("import_answers", str(path), "--dataset", "logs", "--no-progress", stdout=out)
+        lines = out.getvalue().splitlines()
+        self.assertTrue(lines[0].startswith("2 of the unchanged answers were imported before a numbered passage"))
+        self.assertIn("Nothing new: all 2 answers of logs.jsonl", lines[1])
