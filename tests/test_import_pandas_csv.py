@@ -58,8 +58,20 @@ class PythonLiteralCellTests(Upload):
         second = body[: body.index("\n" + rows[1]["id"] + ",")].count("\n") + 2  # quoted cells span lines
         errors = self.refused("ragtruth_merged.csv", body.encode())
         self.assertEqual([(line, field) for line, field, _ in errors], [(2, "labels"), (second, "source_info")])
-        self.assertIn("not a Python literal either: \"__import__('os').getpid()\" is not a literal", errors[0][2])
-        self.assertIn("not a Python literal either: 'np.float64(0.5)' is not a literal", errors[1][2])
+        self.assertIn("not a Python literal either: \"__import__('os').get\" is not a literal", errors[0][2])
+        self.assertIn("not a Python literal either: 'np.float64(0.5)}' is not a literal", errors[1][2])
+
+    def test_it_refuses_an_expression_before_python_parses_it_and_a_cell_over_the_bound(self):
+        sums = "[" + "1+" * 200_000 + "1]"  # Python's parser would take gigabytes of memory on it
+        huge = repr(["x" * 1000] * 2200)  # over 2 MiB
+        body = pd.DataFrame({"user_input": ["Q?", "Q?"], "response": ["A.", "A."], "retrieved_contexts": [sums, huge]})
+        with self.settings(IMPORT_INLINE_BYTES=8 << 20):  # imported in the request, not queued for the worker
+            errors = self.refused("ragas.csv", body.to_csv(index=False).encode())
+        self.assertEqual(
+            [(line, field) for line, field, _ in errors], [(2, "retrieved_contexts"), (3, "retrieved_contexts")]
+        )
+        self.assertIn("not a Python literal either: '+1+1+1+1+1+1+1+1+1+1' is not a literal", errors[0][2])
+        self.assertIn("not a Python literal either: over 2,097,152 characters", errors[1][2])
 
     def test_it_reads_through_a_dict_cell_pandas_read_back_and_saved_as_json_lines(self):
         rows = [json.loads(x) for x in (REAL / "ragtruth_joined.jsonl").read_text().splitlines()]
