@@ -104,6 +104,7 @@ class ImportOut(Schema):
     unchanged: int
     records: int
     import_id: int | None
+    notes: list[str] = []  # what the counts alone do not say (e.g. answers kept as stored, and why)
 
 
 PARQUET = "application/vnd.apache.parquet"
@@ -166,6 +167,7 @@ def answers_push(
         "unchanged": batch.unchanged,
         "records": batch.records_done,
         "import_id": batch.pk,
+        "notes": batch.notes,
     }
 
 

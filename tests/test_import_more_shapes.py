@@ -203,7 +203,7 @@ class OddInputTests(Upload):
         data = b'user_input,response,retrieved_contexts\nWhy?,Because.,"[{[]: 1}]"\n'
         [(line, field, message)] = self.refused("bad.csv", data)
         self.assertEqual((line, field), (2, "retrieved_contexts"))
-        self.assertIn("not a JSON value nor a list of strings", message)
+        self.assertIn("not a Python literal either: a dict key that is not a string", message)
 
     def test_it_refuses_passage_metadata_the_database_cannot_store(self):
         rec = {

@@ -25,12 +25,11 @@ A record or passage without an id gets a stable one derived from its content, so
 no-op. Errors name the field as the file spells it (`user_input`, not `question`).
 """
 
-import ast
 import hashlib
 import json
 import re
 
-from audit.ingest import expertqa, numbered, ragtruth
+from audit.ingest import expertqa, numbered, pyliteral, ragtruth
 
 FORMATS = ("auto", "native", "ragas", "deepeval", "langchain", "ragtruth", "mapping")
 NATIVE_KEYS = ("id", "question", "answer", "created_at", "meta", "claims", "passages")
@@ -68,7 +67,7 @@ SHAPES = {
     },
     "ragtruth": ragtruth.SHAPE,  # a RAGTruth response joined to its source_info (see ragtruth.py)
 }
-# Fields that hold JSON in a CSV cell, per shape (a cell may also hold a Python list as pandas writes it).
+# Fields that hold JSON in a CSV cell, per shape (a cell may also hold a Python literal as pandas writes it).
 CSV_JSON = {
     "native": ("passages", "claims", "meta"),
     "ragas": ("retrieved_contexts", "reference_contexts", "contexts", "ground_truths"),
@@ -80,6 +79,7 @@ CSV_JSON = {
         "additional_metadata",
         "custom_column_key_values",
     ),
+    "ragtruth": ("labels", "format_label"),  # a merged frame's list and dict columns (source_info: a path's column)
 }
 # List fields a shape's own tool may write as one string, joined with "|" (DeepEval's save_as, CSV and JSONL).
 JOINED = {"deepeval": ("retrieval_context", "context")}
@@ -234,12 +234,16 @@ def _index(part):
 
 def _json_text(value):
     """A string holding a JSON object or list (TruLens' record_json, a pandas frame's dict column written by
-    to_json) as that object or list; else the value itself."""
+    to_json), or a dict or list as the Python literal pandas writes to CSV (a frame read back with read_csv and
+    saved as JSON: see pyliteral), as that object or list; else the value itself."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
             parsed = json.loads(value)
         except (ValueError, RecursionError):
-            return value
+            try:
+                parsed = pyliteral.read(value)
+            except ValueError:
+                return value
         return parsed if isinstance(parsed, (dict, list)) else value
     return value
 
@@ -251,18 +255,12 @@ def _key(obj, parts):
 
 
 def listed(text):
-    """A list written as text: JSON (a log table's text column), or a list of strings as a Python literal (how
-    pandas writes a list column to CSV; read back and saved with to_json, it is that string). Else None."""
+    """A list written as text: JSON (a log table's text column), or a Python literal (how pandas writes a list
+    column to CSV; read back and saved with to_json, it is that string; numpy's "['a' 'b']" too). Else None."""
     if not isinstance(text, str) or not text.lstrip().startswith("["):
         return None
     value = _json_text(text.strip())
-    if isinstance(value, list):
-        return value
-    try:
-        value = ast.literal_eval(text.strip())
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # "[{[]: 1}]": Python cannot build it
-        return None
-    return value if isinstance(value, list) and all(isinstance(x, str) for x in value) else None
+    return value if isinstance(value, list) else None
 
 
 def _get(obj, path, missing=None):
@@ -335,6 +333,11 @@ def _passages(items, mapping):
             seen.add(p["id"])
         out.append(p)
     return out
+
+
+def passages_of_text(text):
+    """One string of context as the one passage it was before numbered lists were split (see unsplit.py)."""
+    return _passages([text], None)
 
 
 def _passage(item, mapping):

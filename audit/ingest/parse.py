@@ -1,7 +1,8 @@
 """Validation of one decoded record into its normalised form. No ORM, no files.
 
 `normalise(obj, line, lim)` returns `(record, [])` or `(None, errors)`. The record has fixed keys: id,
-question, answer, created_at (ISO string or None), meta (unknown top-level fields folded in), passages
+question, answer, created_at (a UTC ISO string or None; read from ISO text or an epoch number, see times.py),
+meta (unknown top-level fields folded in), passages
 [{id, source, text, meta?}], claims [{text, verdict, evidence, passage_id, reason, meta?}] (a passage's or
 claim's unknown fields are folded into its own `meta`, present only when not empty), and hash: the sha256 of
 its canonical JSON (sorted keys, no spaces), so a re-import of unchanged content is recognised. An id (of
@@ -11,12 +12,12 @@ an answer or a passage, and a claim's passage_id) is a string or an integer, kep
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from django.conf import settings
 
+from audit.ingest import times
 from audit.models.answers import Verdict
-from audit.validation import datetime_problem, json_problem, storable, text_problem
+from audit.validation import json_problem, storable, text_problem
 
 REQUIRED = ("id", "question", "answer", "passages")
 KNOWN = (*REQUIRED, "created_at", "meta", "claims")
@@ -172,20 +173,10 @@ def _meta_too_big(rec, lim):
 def _created_at(value, line, errors):
     if value is None:
         return None
-    if not isinstance(value, str):
-        errors.append(RecordError(line, "created_at", f"must be an ISO 8601 string, got {type(value).__name__}"))
-        return None
-    try:
-        dt = datetime.fromisoformat(value.strip())
-    except ValueError:
-        errors.append(RecordError(line, "created_at", f"not an ISO 8601 date-time: {value[:40]!r}"))
-        return None
-    dt = dt if dt.tzinfo else dt.replace(tzinfo=UTC)
-    why = datetime_problem(dt)
+    when, why = times.created_at(value)
     if why:
         errors.append(RecordError(line, "created_at", why))
-        return None
-    return dt.astimezone(UTC).isoformat()  # one instant, one hash
+    return when  # one instant, one hash
 
 
 def _is_object(item, line, field, errors):

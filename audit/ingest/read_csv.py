@@ -3,8 +3,9 @@
 The delimiter is whichever of `,` `;` and tab the header line holds most (Excel writes `;` in many locales), or
 the one a first line `sep=;` names (Excel's own hint, which it writes and reads before the header).
 The header is checked against the format's required columns (formats.csv_columns); a cell of a JSON column
-holds JSON or a Python list of strings (how pandas writes a list column), a `|`-joined list of DeepEval's
-save_as is split by formats.to_native. A quoted cell may span lines: a record's line is where it starts.
+holds JSON or a dict or list as a Python literal (how pandas writes an object column: pyliteral.py), a
+`|`-joined list of DeepEval's save_as is split by formats.to_native. A quoted cell may span lines: a record's line
+is where it starts.
 A column without a name is left out: pandas' `to_csv()` writes the frame's index first under an empty header
 (read back by pandas as `Unnamed: 0`, and written again under that name), which is no field of the answer.
 
@@ -17,7 +18,7 @@ import itertools
 import json
 import re
 
-from audit.ingest import formats
+from audit.ingest import formats, pyliteral
 from audit.ingest.parse import RecordError
 from audit.ingest.read_json import no_constant
 
@@ -105,16 +106,16 @@ def _named(header, mapping):
 
 
 def _cell_json(value):
-    """JSON, or a list of strings written as a Python literal (how pandas saves a list column)."""
+    """JSON, or a dict or list written as a Python literal (how pandas saves an object column: see pyliteral)."""
     try:
         return json.loads(value, parse_constant=no_constant)
-    except ValueError:
-        if not value.lstrip().startswith("["):
+    except ValueError as e:
+        if not value.lstrip().startswith(("[", "{")):
             raise
-        parsed = formats.listed(value)
-        if parsed is None:
-            raise ValueError("not a JSON value nor a list of strings") from None
-        return parsed
+        try:
+            return pyliteral.read(value)
+        except ValueError as why:
+            raise ValueError(f"{getattr(e, 'msg', e)}; not a Python literal either: {why}") from None
 
 
 def _delimiter(header_line):

@@ -17,12 +17,18 @@ import re
 from audit.ingest import formats
 from audit.ingest.parse import RecordError
 
-# how a pandas frame saved by to_json starts: orient "columns" ({"col": {"0": ...), "index" ({"0": {...), "split"
-A_FRAME = re.compile(rb'^\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"0"\s*:|"0"\s*:\s*\{|"columns"\s*:\s*\[)')
+# how a pandas frame saved by to_json starts: orient "columns" ({"col": {"0": ...), "index" ({"0": {...), "split",
+# "table" ({"schema": {"fields": ...)
+A_FRAME = re.compile(
+    rb'^\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"0"\s*:|"0"\s*:\s*\{|"columns"\s*:\s*\[|"schema"\s*:\s*\{\s*"fields"\s*:)'
+)
+# the name pandas gives an unnamed index (level_0, level_1, ... for each level of an unnamed multi-index)
+DEFAULT_INDEX = re.compile(r"index|level_\d+")
 
 
-def json_file(stream, lim, adapt):
-    """A .json file: an array, one object spread over lines, or JSON lines (a first line that parses)."""
+def json_file(stream, lim, adapt, advance=None):
+    """A .json file: an array, one object spread over lines, or JSON lines (a first line that parses). One read
+    whole calls advance(share of its records yielded so far), when given, for the progress bar."""
     head = stream.peek(1 << 16)[: 1 << 16].lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head.startswith(b"[") and not (head.startswith(b"{") and (not _json_lines(head) or _holds_records(head))):
         yield from jsonl_file(stream, lim, adapt)
@@ -37,7 +43,11 @@ def json_file(stream, lim, adapt):
     except UnicodeDecodeError as e:
         yield 0, None, [RecordError(0, "", f"not valid UTF-8 (byte {e.start + 1} of the file)")]
         return
-    yield from (_json_array(text, adapt) if head.startswith(b"[") else _json_object(text, adapt))
+    advance = advance or (lambda share: None)
+    yield from (
+        _json_array(text, adapt, None, advance) if head.startswith(b"[") else _json_object(text, adapt, advance)
+    )
+    advance(1.0)
 
 
 def _json_lines(head):
@@ -67,7 +77,7 @@ def _whole(line):
         return True
 
 
-def _json_object(text, adapt):
+def _json_object(text, adapt, advance):
     """One object: a record, records in a list under a key of formats.RECORD_LISTS, or a pandas frame's rows."""
     constants = _Constants()
     try:
@@ -83,6 +93,7 @@ def _json_object(text, adapt):
         for line, row in enumerate(rows, 1):
             bad = constants.error(row, line)
             yield (line, None, [bad]) if bad else (line, *adapt(row, line))
+            advance(line / len(rows))
         return
     key = formats.record_list(obj)
     if key is None:
@@ -102,7 +113,7 @@ def _json_object(text, adapt):
             return None, [RecordError(line, "file", "the file's other fields go into 'file': rename the record's")]
         return adapt({**record, "file": fields}, line)
 
-    yield from _json_array(text, with_file, _member(text, key))
+    yield from _json_array(text, with_file, _member(text, key), advance)
 
 
 def _member(text, key):
@@ -116,7 +127,7 @@ def _member(text, key):
         pos = _skip(text, _skip(text, decoder.raw_decode(text, pos)[1]) + 1)  # past the value and its ','
 
 
-def _json_array(text, adapt, start=None):
+def _json_array(text, adapt, start=None, advance=None):
     """A JSON array of records: the whole text, or the member of an object at `start`. Each record's line is
     where it starts in the file."""
     constants = _Constants()
@@ -132,6 +143,8 @@ def _json_array(text, adapt, start=None):
             return
         bad = constants.error(obj, line)
         yield (line, None, [bad]) if bad else (line, *adapt(obj, line))
+        if advance:
+            advance(end / len(text))
         pos = _skip(text, end)
         if pos < len(text) and text[pos] == ",":
             pos = _skip(text, pos + 1)
@@ -224,10 +237,12 @@ class _Constants:
 
 def frame_rows(obj):
     """The rows of a pandas frame saved by to_json in its default orient, "columns" ({column: {index: value}}), or
-    in "index" ({index: {column: value}}) or "split" ({columns, index, data}); else None. A frame of the first two
-    is told by its index, pandas' default: the row numbers "0", "1", ... as keys."""
+    in "index" ({index: {column: value}}), "split" ({columns, index, data}) or "table" (see _table_rows); else None.
+    A frame of the first two is told by its index, pandas' default: the row numbers "0", "1", ... as keys."""
     if not isinstance(obj, dict) or not obj:
         return None
+    if set(obj) == {"schema", "data"} and isinstance(obj["schema"], dict) and "fields" in obj["schema"]:
+        return _table_rows(obj["schema"], obj["data"])
     if set(obj) in ({"columns", "index", "data"}, {"columns", "data"}):
         columns, data = obj["columns"], obj["data"]
         rows = isinstance(columns, list) and isinstance(data, list)
@@ -246,3 +261,14 @@ def frame_rows(obj):
 
 def _row_numbers(keys):
     return all(isinstance(k, str) and k.isascii() and k.isdecimal() for k in keys)
+
+
+def _table_rows(schema, data):
+    """The rows of orient "table" ({"schema": {"fields", "primaryKey", "pandas_version"}, "data": [row, ...]}):
+    the schema describes the file, not an answer, and is left out; so is the index when pandas named it (an
+    unnamed index is written as the column "index"), while a named one (`rename_axis("row")`) is a field."""
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        return None
+    key = schema.get("primaryKey")
+    unnamed = [k for k in key if isinstance(k, str) and DEFAULT_INDEX.fullmatch(k)] if isinstance(key, list) else []
+    return [{k: v for k, v in row.items() if k not in unnamed} for row in data]

@@ -16,6 +16,7 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 
 from audit.busy import retry_when_locked
+from audit.ingest import unsplit
 from audit.ingest.parse import RecordError
 from audit.ingest.read import CountingReader, read_records
 from audit.ingest.spool import SpoolError, progress_write, spool_open, spool_remove
@@ -142,6 +143,7 @@ def _commit(writer, *, pause):
 
 def _finish(batch, writer, reader, records):
     batch.created, batch.updated, batch.unchanged = writer.created, writer.updated, writer.unchanged
+    batch.notes = unsplit.notes(writer.resplit, writer.kept_unsplit, writer.kept_in_audit)
     batch.status = ImportBatch.Status.DONE if writer.created + writer.updated else ImportBatch.Status.NOOP
     size, batch.file_sha256 = reader.sent()
     _end(batch, size, records)

@@ -40,6 +40,9 @@ class BatchWriter:
         self.pending, self.pending_lines = [], {}
         self.created = self.updated = self.unchanged = 0
         self.changed, self.changed_ids = None, {}  # a temporary file of (line, record, pk, created_at); id: line
+        # answers stored before numbered passage strings were split (see unsplit.py): ids of those to split now,
+        # and how many were split, kept (not replacing), and kept because they are in an audit
+        self.resplit_ids, self.resplit, self.kept_unsplit, self.kept_in_audit = set(), 0, 0, 0
 
     def add(self, line, rec):
         first = self.pending_lines.get(rec["id"])
@@ -72,6 +75,9 @@ class BatchWriter:
                 errors.append(RecordError(line, "id", f"answer {rec['id']!r} is being imported by another import"))
             elif old[1] == rec["hash"]:
                 self.unchanged += 1
+            elif old[1] == rec.get("before_split") and not self.update:
+                self.unchanged += 1  # only read differently since: kept, and said so in the notes
+                self.kept_unsplit += 1
             elif not self.update:
                 errors.append(
                     RecordError(
@@ -83,9 +89,12 @@ class BatchWriter:
                     )
                 )
             else:
+                if old[1] == rec.get("before_split"):
+                    self.resplit_ids.add(rec["id"])
                 changed.append((line, self._answer(rec, pk=old[0], created_at=old[3])))
-        errors += self._refuse_frozen(changed)
-        self._keep_changed(changed)
+        refused, kept = self._refuse_frozen(changed)
+        errors += refused
+        self._keep_changed([(line, a) for line, a in changed if a.id not in kept])
         self.created += len(new)
         self._parts(self._insert(new))
         return errors
@@ -117,12 +126,13 @@ class BatchWriter:
         return errors
 
     def _replace_group(self, group):
-        errors = self._refuse_frozen(group)  # again: an audit may have drawn it since the check in flush
+        errors, kept = self._refuse_frozen(group)  # again: an audit may have drawn it since the check in flush
         if group and not errors:
-            answers = [a for _, a in group]
+            answers = [a for _, a in group if a.id not in kept]
             self._replace(answers)
             self._parts(answers)
             self.updated += len(answers)
+            self.resplit += sum(a.external_id in self.resplit_ids for a in answers)
         return errors
 
     def _insert(self, records):
@@ -187,10 +197,15 @@ class BatchWriter:
         return answer
 
     def _refuse_frozen(self, changed):
+        """(errors for the changed answers in an audit, the pks of those kept as stored): an answer in an audit
+        that only reads differently since it was stored (split, see unsplit.py) is kept, and counted unchanged."""
         if not changed:
-            return []
+            return [], set()
         by_id = {a.id: (line, a) for line, a in changed}
-        frozen = AuditAnswer.objects.filter(answer_id__in=by_id).values_list("answer_id", flat=True).distinct()
+        frozen = set(AuditAnswer.objects.filter(answer_id__in=by_id).values_list("answer_id", flat=True))
+        kept = {pk for pk in frozen if by_id[pk][1].external_id in self.resplit_ids}
+        self.unchanged += len(kept)
+        self.kept_in_audit += len(kept)
         return [
             RecordError(
                 by_id[pk][0],
@@ -198,8 +213,8 @@ class BatchWriter:
                 f"answer {by_id[pk][1].external_id!r} changed but it is in an "
                 "audit, and audits are frozen: not replaced",
             )
-            for pk in frozen
-        ]
+            for pk in frozen - kept
+        ], kept
 
     def _replace(self, answers):
         Answer._base_manager.bulk_update(answers, ANSWER_FIELDS, batch_size=500)

@@ -72,6 +72,8 @@ class ImportBatch(models.Model):
     updated = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
+    # What the counts alone do not say, one sentence each (e.g. answers kept as stored: see ingest/unsplit.py).
+    notes = models.JSONField(default=list, blank=True)
     # Background imports (web uploads over IMPORT_INLINE_BYTES): the spooled file's name under
     # IMPORT_SPOOL_DIR (a random token, never the user's file name), the options, and the progress.
     spool_path = models.CharField(max_length=100, blank=True)

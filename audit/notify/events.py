@@ -73,6 +73,7 @@ def notify_judge_run(run):
 def notify_import(batch):
     link = _link("import_batch", batch.pk)
     errors = "".join(f"\n- line {e['line']}, {e['field'] or 'file'}: {e['message']}" for e in batch.errors[:10])
+    errors += "".join(f"\n{note}" for note in batch.notes)  # answers kept as stored, and why
     notify(
         f"import.{batch.status}",
         subject=f"Import of {batch.file_name} into {batch.dataset_name}: {batch.get_status_display().lower()}",

@@ -63,6 +63,8 @@ class Command(BaseCommand):
                 self.stderr.write(str(RecordError(**e)))
             raise CommandError(f"import failed with {len(batch.errors)} error(s); nothing was written")
         seconds = time.monotonic() - started
+        for note in batch.notes:
+            self.stdout.write(note)
         if batch.status == batch.Status.NOOP:
             self.stdout.write(
                 f"Nothing new: all {batch.unchanged:,} answers of {batch.file_name} are already in "
