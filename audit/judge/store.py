@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from audit.judge.guard import evidence_guard
 from audit.judge.numeric import numeric_guard
-from audit.models import Answer, Claim, ClaimOrigin, JudgeFailure, JudgeRun, JudgeVerdict, Passage
+from audit.models import Answer, AuditStatus, Claim, ClaimOrigin, JudgeFailure, JudgeRun, JudgeVerdict, Passage
 from audit.spans import locate
 
 FLUSH_SECONDS = 1.0  # progress counters reach the run row at most this often
@@ -37,7 +37,8 @@ FLUSHED = [
 
 
 class LeaseLost(Exception):
-    """Another execution (a resume) took the run over: this one stops without writing anything more."""
+    """Another execution (a resume) took the run over, a cancel or its audit's close took the lease away: this one
+    stops without writing anything more (its pending results roll back with the failed heartbeat)."""
 
 
 @dataclass
@@ -247,9 +248,9 @@ class Recorder:
         """This execution now owns the run; an older one still alive stops at its next heartbeat."""
         r = self.run
         r.lease, r.heartbeat_at = uuid.uuid4().hex, timezone.now()
-        live = JudgeRun.objects.filter(pk=r.pk).exclude(status=JudgeRun.Status.CANCELLED)
+        live = _open(JudgeRun.objects.filter(pk=r.pk).exclude(status=JudgeRun.Status.CANCELLED))
         if not live.update(lease=r.lease, heartbeat_at=r.heartbeat_at):  # cancelled while queued: never starts
-            raise LeaseLost(f"judge run {r.pk} was cancelled")
+            raise LeaseLost(f"judge run {r.pk} was cancelled or its audit closed")
 
     def flush(self, force=False):
         """Counters and the heartbeat, written only while this execution holds the lease (one UPDATE
@@ -258,6 +259,12 @@ class Recorder:
         if force or now - self.last_flush >= FLUSH_SECONDS:
             r = self.run
             r.heartbeat_at = timezone.now()
-            if not JudgeRun.objects.filter(pk=r.pk, lease=r.lease).update(**{f: getattr(r, f) for f in FLUSHED}):
-                raise LeaseLost(f"judge run {r.pk} was taken over by another execution")
+            held = _open(JudgeRun.objects.filter(pk=r.pk, lease=r.lease))
+            if not held.update(**{f: getattr(r, f) for f in FLUSHED}):
+                raise LeaseLost(f"judge run {r.pk} was taken over by another execution, cancelled, or its audit closed")
             self.last_flush = now
+
+
+def _open(runs):
+    """The runs whose audit (if any) is not closed: a run never writes into a closed audit, whatever raced it."""
+    return runs.exclude(audit__status=AuditStatus.CLOSED)
