@@ -84,3 +84,25 @@ def test_it_never_writes_into_an_audit_closed_after_its_execution_checked_it(fak
     monkeypatch.setattr(store.Recorder, "take_lease", close_first)
     old = judge_run_execute(run.pk)
     assert "audit closed" in old.message and not Claim.objects.exists() and not fake.requests
+
+
+def test_it_never_decomposes_an_answer_of_a_closed_audit_in_a_dataset_run(audit):
+    frozen = audit.items.get().answer
+    free = make_judged_answer(frozen.dataset)  # in no audit
+    audit_close(audit, make_user("lead", "lead"))
+    run = judge_run_execute(judge_run_create(backend="offline", dataset=frozen.dataset).pk)
+    assert run.status == "done" and free.claims.exists() and not frozen.claims.exists()
+
+
+def test_it_drops_a_decomposition_whose_answer_closed_in_another_audit_while_the_call_was_out(fake, audit):
+    """A dataset run keeps its lease through the close of an audit it is not over: its store checks the answer."""
+    run = judge_run_create(backend="anthropic", dataset=audit.dataset)
+    fake.gate, closed = Gate(after=0), {}
+
+    def close_while_held(r):
+        if fake.gate.held and not closed:
+            closed["result"] = audit_close(audit, make_user("lead", "lead"))
+            fake.gate.release()
+
+    run = judge_run_execute(run.pk, progress=close_while_held)
+    assert closed["result"][1] == [] and run.status == "done" and not Claim.objects.exists()

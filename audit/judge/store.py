@@ -12,7 +12,17 @@ from django.utils import timezone
 
 from audit.judge.guard import evidence_guard
 from audit.judge.numeric import numeric_guard
-from audit.models import Answer, AuditStatus, Claim, ClaimOrigin, JudgeFailure, JudgeRun, JudgeVerdict, Passage
+from audit.models import (
+    Answer,
+    AuditAnswer,
+    AuditStatus,
+    Claim,
+    ClaimOrigin,
+    JudgeFailure,
+    JudgeRun,
+    JudgeVerdict,
+    Passage,
+)
 from audit.spans import locate
 
 FLUSH_SECONDS = 1.0  # progress counters reach the run row at most this often
@@ -73,8 +83,9 @@ def scope_answer_ids(run):
 
 
 def load_states(run, answer_ids, *, retry_failed=False):
-    """Answers that already have claims (imported or from an earlier run) are never decomposed again;
-    claims that already have a verdict of this version are never verified again."""
+    """Answers that already have claims (imported or from an earlier run) are never decomposed again, nor those
+    sampled by a closed audit (frozen); claims that already have a verdict of this version are never verified
+    again (a closed audit's claims may be: the judge lab scores versions on them)."""
     answers = (
         Answer.objects.filter(id__in=answer_ids)
         .order_by("id")
@@ -93,11 +104,12 @@ def load_states(run, answer_ids, *, retry_failed=False):
         run=run, resolved=False, answer_id__in=answer_ids
     ).values_list("stage", "answer_id", "claim_id"):
         open_failures.setdefault(answer_id, set()).add((stage, claim_id))
+    frozen = set(frozen_answer_ids(answer_ids))
     states = []
     for a in answers:
         passages = [(p.external_id, p.text) for p in a.plist]
         st = AnswerState(a.id, a.text, passages, failed=open_failures.get(a.id, set()))
-        if not a.clist:
+        if not a.clist and a.id not in frozen:
             st.needs_decompose = retry_failed or ("decompose", None) not in st.failed
         st.todo_claims = [
             (c.id, c.text)
@@ -109,6 +121,13 @@ def load_states(run, answer_ids, *, retry_failed=False):
         st.cache_known = any(stored.get(c.id) == run.pk for c in a.clist)
         states.append(st)
     return states
+
+
+def frozen_answer_ids(answer_ids):
+    """The answers among answer_ids sampled by a closed audit: claims cut from one now would enter an audit whose
+    gold is frozen, as claims without gold (a dataset run, or the lab's, reaching an answer without claims)."""
+    closed = AuditAnswer.objects.filter(answer_id__in=answer_ids, audit__status=AuditStatus.CLOSED)
+    return list(closed.values_list("answer_id", flat=True))
 
 
 def one_hour_write_price(prices):
@@ -170,7 +189,7 @@ class Recorder:
         """texts: claim strings, or (text, start, end) when the decomposer knows the span (the offline
         judge folds list lead-ins into items, so their text is not verbatim in the answer).
         Returns the new claims as [(id, text)]; [] when the answer got claims meanwhile."""
-        if Claim.objects.filter(answer_id=st.id).exists():
+        if Claim.objects.filter(answer_id=st.id).exists() or frozen_answer_ids([st.id]):  # or closed meanwhile
             return []
         rows, cursor = [], 0
         for i, item in enumerate(texts):
