@@ -43,14 +43,8 @@ class UnlabelledClaimTests(TestCase):
         self.assertContains(page, NOTE)
 
     def test_it_closes_once_the_adjudicator_gives_it_gold(self):
-        services.gold_adjudicate(
-            self.audit,
-            self.late,
-            user=self.adj,
-            verdict="unsupported",
-            reason="No passage says it.",
-            expected_version=0,
-        )
+        gold = {"verdict": "unsupported", "reason": "No passage says it.", "expected_version": 0}
+        services.gold_adjudicate(self.audit, self.late, user=self.adj, **gold)
         f = self.report()
         self.assertEqual(f["headline"], "gold")
         self.client.force_login(self.adj)
