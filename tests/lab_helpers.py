@@ -4,7 +4,7 @@ labels, gold, and judge versions with known verdicts.
 Gold (answer: claims 0, 1, 2): ans0 S S U, ans1 S C S, ans2 S S S. Annotator B says S on ans0 claim 2
 (adjudicated U); otherwise both annotators give the gold. Version A (claim level): ans0 S S S, ans1 S C U,
 ans2 S S S (7 of 9 right). Version C (claim level): the gold on every claim. Version R (answer level):
-score 0 on every answer. ans0 has sampling weight 2, the others 1."""
+score 0 on every answer. ans0 has sampling weight 2 (stratum alone, N 2, n 1), the others 1 (rest, N 2, n 2)."""
 
 from annotations.models import GoldLabel, Label
 from audit.judge import prompts, rubric
@@ -30,7 +30,9 @@ def build_gold_set(ann_a, ann_b, adjudicator):
     make_gold(audit)
     claim = Claim.objects.get(answer__external_id="gold-week-ans0", position=2)
     GoldLabel.objects.create(audit=audit, claim=claim, verdict=U, source="adjudicated", adjudicator=adjudicator)
-    AuditAnswer.objects.filter(audit=audit, position=0).update(weight=2.0)
+    # ans0 stands alone for 2 answers of the population (weight 2), ans1 and ans2 for 2 (weight 1 each).
+    AuditAnswer.objects.filter(audit=audit).update(stratum="rest", stratum_population=2, stratum_sample=2, weight=1.0)
+    AuditAnswer.objects.filter(audit=audit, position=0).update(stratum="alone", stratum_sample=1, weight=2.0)
     audit.status = "closed"
     audit.save()
     claims = {(int(c.answer.external_id[-1]), c.position): c for c in Claim.objects.select_related("answer")}

@@ -173,6 +173,28 @@ def test_it_withholds_the_weighted_figures_while_a_large_stratum_has_no_gold(cli
     assert f'<span class="nc" id="calibration-weighted">{escaped} and a verdict</span>' in page
     judge = client.get(f"/reports/{audit.id}/report.json").json()["judge"]
     assert judge["weighted"]["accuracy"]["why"] == why.replace("claim with gold", "judged claim with gold")
+    # The matrices' weighted cells are the same estimate, cell by cell: withheld too, saying why; counts stay.
+    assert f["weighted_why"] == why + " and a verdict" and f["matrix_weighted"] is None
+    assert all(cell["weighted"] is None for row in f["table"] for cell in row["cells"])
+    assert f["labels"][1] == C and [cell["count"] for cell in f["table"][1]["cells"]] == [3, 0, 0, 0]
+    matrix = page[page.index('id="calibration-matrix"') :]
+    assert escaped in matrix[: matrix.index("</table>")] and "<small" not in matrix[: matrix.index("</table>")]
+    assert judge["matrix"]["weighted_why"] == judge["weighted"]["accuracy"]["why"]  # the report's own matrix
+    assert all(cell["weighted"] is None for row in judge["matrix"]["rows"] for cell in row["cells"])
+    matrix = page[page.index('id="matrix"') :]
+    assert "<small" not in matrix[: matrix.index("</table>")]
+
+
+def test_it_shows_the_matrix_weighted_cells_when_the_weighted_figures_are_computable(judged):
+    ds, version, claims = judged
+    audit = calibration_audit_create(name="cal", dataset=ds, version=version, size=12, seed=7)
+    for ac in AuditClaim.objects.filter(audit=audit):
+        GoldLabel.objects.create(audit=audit, claim_id=ac.claim_id, verdict=S, source="adjudicated")
+    f = calibration_report(audit)
+    # Strata N / n: supported 30 / 5, unsupported 6 / 4, contradicted 3 / 3; gold says supported for all 12.
+    assert f["weighted_why"] is None
+    assert list(f["labels"][:3]) == [S, C, U]
+    assert [row["cells"][0]["weighted"] for row in f["table"][:3]] == pytest.approx([30, 3, 6])
 
 
 def test_it_creates_one_from_the_command(judged, capsys):

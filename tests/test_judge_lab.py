@@ -9,9 +9,9 @@ from django.test.utils import CaptureQueriesContext
 
 from annotations.lab import scoring, stats
 from audit.judge.offline import offline_version
-from audit.models import JudgeRun, JudgeVerdict
+from audit.models import AnswerVerdict, JudgeLevel, JudgeRun, JudgeVerdict
 from tests.factories import make_gold, make_labelled_audit, make_user
-from tests.lab_helpers import build_gold_set
+from tests.lab_helpers import GOLD, JUDGE_A, build_gold_set, version
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +68,43 @@ def test_it_scores_an_answer_level_version_and_its_cost_per_answer(client, gold)
     assert ans["matrix"] == [[2, 1], [0, 0]]  # rows judge fail/pass, columns gold fail/pass
     assert ans["sampled"]["accuracy"] == pytest.approx(2 / 3) and ans["weighted"]["accuracy"] == pytest.approx(3 / 4)
     assert ctx["a"]["cost_per_answer"] == pytest.approx(0.1)
+
+
+def test_it_weights_each_stratum_by_its_units_the_version_judged(client, gold):
+    audit, v, claims, answers = gold
+    # P (claim level) judged ans0 (stratum alone, N 2) with the gold, ans1 (stratum rest, N 2) as version A did, and
+    # not ans2. Each stratum stands for its N with the one answer judged: every claim weighs 2 / 1. Right: ans0 3 of
+    # 3, ans1 2 of 3 -> (3 * 2 + 2 * 2) / (6 * 2) = 10 / 12. The drawing weights (2, 1) would give 8 / 9.
+    p = version("P-partial")
+    JudgeVerdict.objects.bulk_create(
+        JudgeVerdict(claim=claims[(i, k)], judge_version=p, raw_verdict=x, verdict=x)
+        for i, row in ((0, GOLD[0]), (1, JUDGE_A[1]))
+        for k, x in enumerate(row)
+    )
+    c = lab(client, dataset=audit.dataset_id, version=p.pk)["a"]["claims"]
+    assert c["sampled"]["accuracy"] == pytest.approx(5 / 6)
+    assert c["weighted"]["accuracy"] == pytest.approx((3 * 2 + 2 * 2) / (6 * 2))
+    # Q (answer level) said fail on ans0 (gold fail: right) and ans2 (gold pass: wrong), nothing on ans1. Each
+    # stratum's one judged answer weighs 2 / 1: 2 right of 4. The drawing weights (2, 1) would give 2 of 3.
+    q = version("Q-rubric", JudgeLevel.ANSWER)
+    AnswerVerdict.objects.bulk_create(AnswerVerdict(answer=answers[i], judge_version=q, score=0) for i in (0, 2))
+    ans = lab(client, dataset=audit.dataset_id, version=q.pk)["a"]["answers"]
+    assert ans["judged"] == 2 and ans["weighted"]["accuracy"] == pytest.approx(2 / (2 + 2))
+
+
+def test_it_counts_an_answer_without_claims_among_its_strata_answers_with_data():
+    # Stratum h (N 6) drew 3 answers: 2 with one judged gold claim each (right, wrong), 1 without a claim (every
+    # claim it has, none, is in). Stratum g (N 2) drew 1 answer, its claim judged right. Weights: h 6 / 3 = 2, g 2.
+    rows = [
+        {"claim_id": i, "audit_id": 1, "answer_id": i, "verdict": "supported", "unit": ("answer", i),
+         "stratum": h, "population": n}
+        for i, h, n in ((1, "h", 6), (2, "h", 6), (3, "g", 2))
+    ]  # fmt: skip
+    verdicts = {1: ("supported", None), 2: ("unsupported", None), 3: ("supported", None)}
+    c = scoring.claim_level(rows, verdicts, claimless={(1, "h"): 1})
+    assert c["weighted"]["accuracy"] == pytest.approx((2 + 2) / (2 + 2 + 2))
+    # Without it, h would read 6 / 2 = 3 a claim: (3 + 2) / (3 + 3 + 2).
+    assert scoring.claim_level(rows, verdicts)["weighted"]["accuracy"] == pytest.approx(5 / 8)
 
 
 def test_it_compares_two_versions_with_mcnemar_and_a_paired_bootstrap(client, gold):

@@ -5,10 +5,11 @@ import json
 
 import pytest
 
-from audit.judge import rubric
+from audit.jobs.judge import judge_run_cancel
+from audit.judge import llm, rubric
 from audit.judge.definitions import current_version, definition_save, definitions_seed, version_diff
 from audit.judge.services import judge_failures_retry, judge_run_create, judge_run_execute
-from audit.models import AnswerVerdict, JudgeFailure, JudgeVersion
+from audit.models import AnswerVerdict, JudgeFailure, JudgeRun, JudgeVersion
 from tests.factories import make_dataset
 from tests.fake_anthropic import rubric_answer_of
 from tests.judge_helpers import PASSAGES, fake_server, make_judged_answer
@@ -212,3 +213,18 @@ def test_it_runs_the_rubric_through_the_batches_api_and_resumes_the_submitted_ba
     assert submits[0]["requests"][0]["params"]["output_config"]["format"]["schema"] == rubric.RUBRIC_SCHEMA
     assert dict(AnswerVerdict.objects.values_list("answer__text", "score")) == {GOOD: 1, BAD: 0}
     assert run.answers_done == 3 and run.cost_usd > 0 and [e["collected"] for e in run.batch_ids] == [True]
+
+
+def test_it_stores_no_batch_result_once_a_cancel_took_the_lease_before_collection(fake, faithfulness, monkeypatch):
+    a = answers(2)
+    run = judge_run_create(version=faithfulness, dataset=a[0].dataset, use_batch=True)
+    real = llm.LLMJudge.batch_results
+
+    def cancelled_first(judge, *args):  # the lead cancels as the ended batch's results come down
+        judge_run_cancel(JudgeRun.objects.get(pk=run.pk), None)
+        return real(judge, *args)
+
+    monkeypatch.setattr(llm.LLMJudge, "batch_results", cancelled_first)
+    old = judge_run_execute(run.pk)
+    assert not AnswerVerdict.objects.exists() and old.message.startswith("Stopped: ")
+    assert JudgeRun.objects.get().status == "cancelled"

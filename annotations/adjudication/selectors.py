@@ -47,8 +47,9 @@ def _complete_items(assignment_rows, user):
 
 def _labels_and_gold(audits, user):
     """(assignment rows, complete items, {(item, claim): {slot: verdict}}, {(audit, claim): gold row}) of the
-    audits, as the queue sees them for user (four queries). Shared by the queue, the adjudication page's
-    next/previous links and the home page, so all three follow the same rules."""
+    audits, as the queue sees them for user (five queries). Shared by the queue, the adjudication page's
+    next/previous links and the home page, so all three follow the same rules. Every claim of a complete item is
+    a key, those without a label ({}) too: claims cut after both annotators submitted (_queued)."""
     assignment_rows = list(
         Assignment.objects.filter(audit_answer__audit__in=audits).values(
             "audit_answer_id",
@@ -69,6 +70,7 @@ def _labels_and_gold(audits, user):
         key = (row["assignment__audit_answer_id"], row["claim_id"])
         if key[0] in complete:
             verdicts.setdefault(key, {})[row["assignment__slot"]] = row["verdict"]
+    _add_unlabelled(verdicts, complete, {a.id for a in audits if not a.is_calibration})
     gold = {
         (g["audit_id"], g["claim_id"]): g
         for g in GoldLabel.objects.filter(audit__in=audits).values(
@@ -76,6 +78,19 @@ def _labels_and_gold(audits, user):
         )
     }
     return assignment_rows, complete, verdicts, gold
+
+
+def _add_unlabelled(verdicts, complete, plain):
+    """Key every claim of the complete items of the plain audits (a calibration sample's claims are fixed at its
+    draw, and labelled) in verdicts, with no label ({}) when neither annotator labelled it (one query)."""
+    items = {}
+    for item_id, slots in complete.items():
+        row = slots["A"]
+        if row["audit_answer__audit_id"] in plain:
+            items.setdefault(row["audit_answer__answer_id"], []).append(item_id)
+    for claim_id, answer_id in Claim.objects.filter(answer_id__in=list(items)).values_list("id", "answer_id"):
+        for item_id in items[answer_id]:
+            verdicts.setdefault((item_id, claim_id), {})
 
 
 def adjudication_queue(user):
@@ -105,6 +120,7 @@ def adjudication_queue(user):
             "item_id": item_id,
             "external_id": slot_a["audit_answer__answer__external_id"],
             "is_demo": slot_a["is_demo"] or complete[item_id]["B"]["is_demo"],
+            "unlabelled": not (v.get("A") or v.get("B")),
         }
         if _queued(row["a"], row["b"], g):
             entry["disputed"] += 1
@@ -138,9 +154,11 @@ def filter_queue(entries, status="", q=""):
 
 
 def _queued(a, b, gold):
-    """Whether a claim is the adjudicator's: its two labels differ, or its gold is marked for a re-check (listed
-    even when the labels agree)."""
-    return a != b or bool(gold and gold["recheck"])
+    """Whether a claim is the adjudicator's: its two labels differ, neither annotator labelled it (cut from the
+    answer after both submitted: it needs labels, by reopening the answer to its annotators, or a gold verdict;
+    until then it is an open dispute of the report and blocks the close), or its gold is marked for a re-check
+    (listed even when the labels agree)."""
+    return a != b or not (a or b) or bool(gold and gold["recheck"])
 
 
 def _open(gold):
@@ -311,9 +329,18 @@ def claim_rows(item):
         judge = item.judge_by_claim.get(claim.id)
         va, vb = (la.verdict if la else ""), (lb.verdict if lb else "")
         gold = item.gold_by_claim.get(claim.id)
-        disputed = va != vb or (gold is not None and gold.recheck)  # a re-check is resolved like a dispute
+        # A re-check, and a claim neither annotator labelled (_queued), is resolved like a dispute.
+        disputed = va != vb or not (va or vb) or (gold is not None and gold.recheck)
         kind = "disputed" if disputed else "judge_review" if judge and judge.verdict != va else "agreed"
-        row = {"claim": claim, "a": la, "b": lb, "judge": judge, "gold": gold, "kind": kind}
+        row = {
+            "claim": claim,
+            "a": la,
+            "b": lb,
+            "judge": judge,
+            "gold": gold,
+            "kind": kind,
+            "unlabelled": not (va or vb),
+        }
         rows.append(with_form(row))
     return rows
 

@@ -11,6 +11,7 @@ from annotations.adjudication.rules import adjudication_refusal
 from annotations.adjudication.selectors import audit_gold_progress
 from annotations.models import Assignment, GoldLabel, Label
 from audit import history, roles
+from audit.jobs.judge import judge_runs_stop_for_close
 from audit.models import NEEDS_EVIDENCE, AuditAnswer, AuditStatus, Claim, HistoryEvent, Passage, Verdict
 from audit.notify.events import notify_disputes_ready
 from audit.spans import dom_to_raw_offsets
@@ -375,7 +376,8 @@ def _stale_message(current):
 
 def audit_close(audit, user):
     """Close an audit (leads): every assignment must be submitted, every claim of every sampled answer must
-    have gold and no adjudicated gold may wait for a re-check. Freezes labels and gold."""
+    have gold and no adjudicated gold may wait for a re-check. Freezes labels and gold, and stops the judge runs
+    over the audit (audit.jobs.judge.judge_runs_stop_for_close): returns (audit, ids of the runs stopped)."""
     if not roles.has_role(user, roles.LEAD):
         raise PermissionDenied("Only an audit lead can close an audit.")
     with transaction.atomic():
@@ -390,6 +392,9 @@ def audit_close(audit, user):
         audit = type(audit).objects.select_for_update().get(pk=audit.pk)
         if audit.is_closed:
             raise AuditClosed(f"Audit {audit.name} is already closed.")
+        # Before the gold check: a run's store in flight either committed first (its claims are counted) or
+        # now fails its lease check and writes nothing. A refused close rolls this back: the runs go on.
+        stopped = judge_runs_stop_for_close(audit, user)
         open_ = sum(s != Assignment.Status.SUBMITTED for s in statuses)
         if open_:
             raise AdjudicationError(
@@ -412,9 +417,15 @@ def audit_close(audit, user):
         audit.status, audit.closed_at = AuditStatus.CLOSED, timezone.now()
         audit.save(update_fields=["status", "closed_at"])
         history.record(
-            audit, kind="audit", action="closed", user=user, old={"status": old}, new={"status": audit.status}
+            audit,
+            kind="audit",
+            action="closed",
+            user=user,
+            old={"status": old},
+            new={"status": audit.status},
+            reason=f"Judge runs stopped: {', '.join(map(str, stopped))}." if stopped else "",
         )
-    return audit
+    return audit, stopped
 
 
 def audit_reopen(audit, user, reason):

@@ -154,8 +154,8 @@ def _back(request):
 def close(request, audit_id):
     audit = get_object_or_404(Audit, pk=audit_id)
     try:
-        services.audit_close(audit, request.user)
-        messages.success(request, f"Audit {audit.name} is closed: labels and gold are frozen.")
+        audit, stopped = services.audit_close(audit, request.user)
+        messages.success(request, f"Audit {audit.name} is closed: labels and gold are frozen.{stopped_text(stopped)}")
     except services.AdjudicationError as e:
         messages.error(request, str(e))
     return _back(request)
@@ -189,3 +189,14 @@ def export_gold(request, audit_id):
     response = HttpResponse(data, content_type=export.CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{export.file_name(audit, level, fmt)}"'
     return response
+
+
+def stopped_text(stopped):
+    """What the close says of the judge runs it stopped (services.audit_close)."""
+    if not stopped:
+        return ""
+    runs = ", ".join(map(str, stopped))
+    return (
+        f" Judge run{'s' if len(stopped) > 1 else ''} {runs} over it {'were' if len(stopped) > 1 else 'was'} still "
+        "active and stopped (cancelled): a closed audit is not judged again; what was stored is kept."
+    )

@@ -69,8 +69,13 @@ def calibration_report(audit):
     scored = calibration_rows(design, audit)
     out = calibration_figures([r[1:] for r in scored])
     why = uncovered_why(design, [r[0] for r in scored], settings.REPORT_MIN_STRATUM_SHARE)
-    if why:
+    if why:  # every weighted figure goes, the matrix's weighted cells too: they are the same estimate, cell by cell
         out["weighted"] = stats.classification(
             np.zeros((len(out["labels"]),) * 2), out["labels"], scoring.BAD, empty=why
         )
+        out["matrix_weighted"] = None
+        for row in out["table"]:
+            for cell in row["cells"]:
+                cell["weighted"] = None
+    out["weighted_why"] = f"not computable: {why}" if why else None
     return out | {"judge": str(audit.calibration_judge), "claims_sampled": len(design)}

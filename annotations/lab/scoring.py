@@ -1,6 +1,7 @@
 """Scoring a judge version against adjudicated gold, from plain rows (no ORM): claim level, answer level,
 the human noise floor, two versions side by side, and the disagreements. Figures are given as sampled
-and population-weighted (each item weighted by its answer's sampling weight in its audit)."""
+and population-weighted (domain_weights: each stratum of each audit stands for its population N_h with the units
+the figure has data on)."""
 
 from annotations.lab import stats
 from annotations.report.stats_common import BAD, VERDICTS
@@ -23,12 +24,26 @@ def _both(pred, gold, weights, labels, bad, **words):
     }
 
 
-def claim_level(items, verdicts, numeric=None):
-    """items: gold rows (claim_id, verdict, weight); verdicts: {claim_id: (verdict, numeric_passed)}.
+def domain_weights(rows, claimless=None):
+    """Per row, N_h / n_h: n_h the distinct units (r["unit"]) of its audit's stratum h among rows, plus that
+    stratum's answers without a claim (claimless: {(audit_id, stratum): n}; no missing data, as in the report).
+    The weight stored at drawing, N_h / (n_h drawn), would shrink a stratum of which a version judged only some
+    units, and tilt the pooled figure towards the strata it covered. rows: dicts with audit_id, stratum,
+    population (N_h) and unit."""
+    claimless, seen = claimless or {}, {}
+    for r in rows:
+        seen.setdefault((r["audit_id"], r["stratum"]), set()).add(r["unit"])
+    return [
+        r["population"] / (len(seen[k]) + claimless.get(k, 0)) for r in rows for k in [(r["audit_id"], r["stratum"])]
+    ]
+
+
+def claim_level(items, verdicts, numeric=None, claimless=None):
+    """items: gold rows (selectors.gold_items); verdicts: {claim_id: (verdict, numeric_passed)}.
     numeric="flagged" keeps only verdicts the numeric guard flagged, "unflagged" the others."""
     rows = [r for r in items if r["claim_id"] in verdicts and _numeric_ok(verdicts[r["claim_id"]][1], numeric)]
     out = _both(
-        [verdicts[r["claim_id"]][0] for r in rows], [r["verdict"] for r in rows], [r["weight"] for r in rows],
+        [verdicts[r["claim_id"]][0] for r in rows], [r["verdict"] for r in rows], domain_weights(rows, claimless),
         VERDICTS, BAD, empty=NO_CLAIMS, bad_name="bad claim",
     )  # fmt: skip
     return out | {"judged": len(rows), "not_judged": sum(r["claim_id"] not in verdicts for r in items)}
@@ -39,13 +54,20 @@ def _numeric_ok(flag, numeric):
 
 
 def gold_answers(items, claim_counts, policy):
-    """{(audit_id, answer_id): (fails, weight)} for answers whose every claim has gold."""
+    """{(audit_id, answer_id): (fails, design)} for answers whose every claim has gold; design: the answer's
+    stratum and population (domain_weights' row)."""
     seen, failing = {}, FAILING[policy]
     for r in items:
         key = (r["audit_id"], r["answer_id"])
-        n, fails, w = seen.get(key, (0, False, r["weight"]))
-        seen[key] = (n + 1, fails or r["verdict"] in failing, w)
-    return {k: (f, w) for k, (n, f, w) in seen.items() if n >= claim_counts.get(k, 0)}
+        design = {
+            "audit_id": key[0],
+            "unit": key[1],
+            "stratum": r["answer_stratum"],
+            "population": r["answer_population"],
+        }
+        n, fails, d = seen.get(key, (0, False, design))
+        seen[key] = (n + 1, fails or r["verdict"] in failing, d)
+    return {k: (f, d) for k, (n, f, d) in seen.items() if n >= claim_counts.get(k, 0)}
 
 
 def answer_level(gold, judge_fails):
@@ -53,7 +75,8 @@ def answer_level(gold, judge_fails):
     keys = [k for k in gold if k[1] in judge_fails]
     label = {True: "fail", False: "pass"}
     out = _both(
-        [label[judge_fails[k[1]]] for k in keys], [label[gold[k][0]] for k in keys], [gold[k][1] for k in keys],
+        [label[judge_fails[k[1]]] for k in keys], [label[gold[k][0]] for k in keys],
+        domain_weights([gold[k][1] for k in keys]),
         PASS_FAIL, ("fail",), empty=NO_ANSWERS, bad_name="failing answer",
     )  # fmt: skip
     return out | {"judged": len(keys), "not_judged": len(gold) - len(keys)}

@@ -5,7 +5,7 @@ from django.db.models import Count, F, Sum
 
 from annotations.models import Assignment, GoldLabel, Label
 from audit.judge.verdicts import answer_fails
-from audit.models import Answer, Audit, AuditClaim, AuditStatus, Claim, Dataset, JudgeRun, JudgeVerdict
+from audit.models import Answer, Audit, AuditAnswer, AuditClaim, AuditStatus, Claim, Dataset, JudgeRun, JudgeVerdict
 
 
 def closed_audits(dataset_id=None, audit_ids=None):
@@ -20,8 +20,10 @@ def datasets():
 
 
 def gold_items(audits):
-    """One dict per gold claim of the audits: claim, answer, audit, gold verdict, the answer's weight in its
-    audit, the claim text and the answer's external id (for the disagreement links)."""
+    """One dict per gold claim of the audits: claim, answer, audit, gold verdict, the claim text and the answer's
+    external id (for the disagreement links), and the sampling design behind the weights (scoring.domain_weights):
+    unit, stratum and population N_h of the claim (its answer's; a calibration sample's claim is its own unit,
+    in its own stratum), answer_stratum and answer_population of its answer."""
     rows = GoldLabel.objects.filter(audit__in=audits).values(
         "claim_id",
         "audit_id",
@@ -32,20 +34,39 @@ def gold_items(audits):
         position=F("claim__position"),
     )
     rows = list(rows.order_by("audit_id", "claim__answer_id", "claim__position"))
-    weights = {}
-    for audit_id, answer_id, weight, item_id in Audit.objects.filter(pk__in=audits.values("pk")).values_list(
-        "id", "items__answer_id", "items__weight", "items__id"
-    ):
-        weights[(audit_id, answer_id)] = (weight, item_id)
-    # A calibration sample weights each claim by its own inverse inclusion probability.
-    claim_weights = {
-        (a, c): w
-        for a, c, w in AuditClaim.objects.filter(audit__in=audits).values_list("audit_id", "claim_id", "weight")
+    items = {
+        (a, answer): (item_id, stratum, population)
+        for a, answer, item_id, stratum, population in AuditAnswer.objects.filter(audit__in=audits).values_list(
+            "audit_id", "answer_id", "id", "stratum", "stratum_population"
+        )
+    }
+    claims = {
+        (a, c): (stratum, population)
+        for a, c, stratum, population in AuditClaim.objects.filter(audit__in=audits).values_list(
+            "audit_id", "claim_id", "stratum", "stratum_population"
+        )
     }
     for r in rows:
-        r["weight"], r["item_id"] = weights.get((r["audit_id"], r["answer_id"]), (1.0, None))
-        r["weight"] = claim_weights.get((r["audit_id"], r["claim_id"]), r["weight"])
+        r["item_id"], r["answer_stratum"], r["answer_population"] = items.get(
+            (r["audit_id"], r["answer_id"]), (None, "", 1)
+        )
+        own = claims.get((r["audit_id"], r["claim_id"]))
+        r["unit"] = ("claim", r["claim_id"]) if own else ("answer", r["answer_id"])
+        r["stratum"], r["population"] = own or (r["answer_stratum"], r["answer_population"])
     return rows
+
+
+def claimless_answers(audits):
+    """{(audit_id, stratum): sampled answers without a claim}. In a closed audit both annotators submitted them:
+    every claim they have (none) is in, so they count among their stratum's answers with data."""
+    rows = (
+        AuditAnswer.objects.filter(audit__in=audits, answer__claims__isnull=True)
+        .exclude(audit__kind="claims")
+        .values_list("audit_id", "stratum")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {(a, h): n for a, h, n in rows}
 
 
 def claim_counts(audits):

@@ -62,7 +62,7 @@ def _params(q):
     }
 
 
-def _score(version, audits, items, counts, labels, p):
+def _score(version, audits, items, counts, labels, p, claimless):
     verdicts = selectors.claim_verdicts(version, audits)
     fails = selectors.answer_verdicts(version, audits, p["policy"])
     gold = scoring.gold_answers(items, counts, p["policy"])
@@ -75,7 +75,7 @@ def _score(version, audits, items, counts, labels, p):
         "fails": fails,
     }
     if version.level == "claim":
-        out["claims"] = scoring.claim_level(items, verdicts, p["numeric"])
+        out["claims"] = scoring.claim_level(items, verdicts, p["numeric"], claimless)
         out["noise"] = scoring.noise_floor(items, labels, verdicts)
     return out
 
@@ -92,11 +92,12 @@ def lab_context(q):
         return ctx
     items = selectors.gold_items(audits)
     counts, labels = selectors.claim_counts(audits), selectors.annotator_labels(audits)
-    a = _score(p["version"], audits, items, counts, labels, p)
+    claimless = selectors.claimless_answers(audits)
+    a = _score(p["version"], audits, items, counts, labels, p, claimless)
     ctx.update(items=len(items), a=a)
     ctx["disagreements"] = scoring.disagreements(items, a["verdicts"], pair=p["pair"], numeric=p["numeric"])
     if p["compare"] is not None:
-        b = _score(p["compare"], audits, items, counts, labels, p)
+        b = _score(p["compare"], audits, items, counts, labels, p, claimless)
         gold = scoring.gold_answers(items, counts, p["policy"])
         ctx["b"] = b
         ctx["paired_answers"] = scoring.compare_answers(gold, a["fails"], b["fails"])

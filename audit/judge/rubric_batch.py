@@ -64,8 +64,8 @@ def collect(run, judge, rec, entry, progress):
             else:
                 rec.store_failure(st, STAGE, None, outcome)
         store_rubric_verdicts(rec, verdicts)
-    entry["collected"] = True
-    run.status, run.message = JudgeRun.Status.RUNNING, ""
-    rec.flush(force=True)
+        entry["collected"] = True
+        run.status, run.message = JudgeRun.Status.RUNNING, ""
+        rec.flush(force=True)  # in the results' transaction: an execution that lost its lease stores nothing
     if progress:
         progress(run)

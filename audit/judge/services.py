@@ -79,7 +79,8 @@ def judge_run_create(
 
 def closed_refusal(audit):
     """Why a run over this audit must not judge, or None. A closed audit's report and gold are frozen (the judge
-    lab scores versions on its answers). Asked when a run is created, queued (judge_run_enqueue) and executed."""
+        lab scores versions on its answers). Asked when a run is created, queued (judge_run_enqueue) and executed; the
+    close itself stops a run already going (audit.jobs.judge.judge_runs_stop_for_close, store.Recorder's lease)."""
     if audit is not None and audit.is_closed:
         return f"audit {audit.name} is closed: it is not judged again (score a version in the judge lab)"
     return None

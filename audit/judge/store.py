@@ -12,7 +12,17 @@ from django.utils import timezone
 
 from audit.judge.guard import evidence_guard
 from audit.judge.numeric import numeric_guard
-from audit.models import Answer, Claim, ClaimOrigin, JudgeFailure, JudgeRun, JudgeVerdict, Passage
+from audit.models import (
+    Answer,
+    AuditAnswer,
+    AuditStatus,
+    Claim,
+    ClaimOrigin,
+    JudgeFailure,
+    JudgeRun,
+    JudgeVerdict,
+    Passage,
+)
 from audit.spans import locate
 
 FLUSH_SECONDS = 1.0  # progress counters reach the run row at most this often
@@ -37,7 +47,8 @@ FLUSHED = [
 
 
 class LeaseLost(Exception):
-    """Another execution (a resume) took the run over: this one stops without writing anything more."""
+    """Another execution (a resume) took the run over, a cancel or its audit's close took the lease away: this one
+    stops without writing anything more (its pending results roll back with the failed heartbeat)."""
 
 
 @dataclass
@@ -72,8 +83,9 @@ def scope_answer_ids(run):
 
 
 def load_states(run, answer_ids, *, retry_failed=False):
-    """Answers that already have claims (imported or from an earlier run) are never decomposed again;
-    claims that already have a verdict of this version are never verified again."""
+    """Answers that already have claims (imported or from an earlier run) are never decomposed again, nor those
+    sampled by a closed audit (frozen); claims that already have a verdict of this version are never verified
+    again (a closed audit's claims may be: the judge lab scores versions on them)."""
     answers = (
         Answer.objects.filter(id__in=answer_ids)
         .order_by("id")
@@ -92,11 +104,12 @@ def load_states(run, answer_ids, *, retry_failed=False):
         run=run, resolved=False, answer_id__in=answer_ids
     ).values_list("stage", "answer_id", "claim_id"):
         open_failures.setdefault(answer_id, set()).add((stage, claim_id))
+    frozen = set(frozen_answer_ids(answer_ids))
     states = []
     for a in answers:
         passages = [(p.external_id, p.text) for p in a.plist]
         st = AnswerState(a.id, a.text, passages, failed=open_failures.get(a.id, set()))
-        if not a.clist:
+        if not a.clist and a.id not in frozen:
             st.needs_decompose = retry_failed or ("decompose", None) not in st.failed
         st.todo_claims = [
             (c.id, c.text)
@@ -108,6 +121,13 @@ def load_states(run, answer_ids, *, retry_failed=False):
         st.cache_known = any(stored.get(c.id) == run.pk for c in a.clist)
         states.append(st)
     return states
+
+
+def frozen_answer_ids(answer_ids):
+    """The answers among answer_ids sampled by a closed audit: claims cut from one now would enter an audit whose
+    gold is frozen, as claims without gold (a dataset run, or the lab's, reaching an answer without claims)."""
+    closed = AuditAnswer.objects.filter(answer_id__in=answer_ids, audit__status=AuditStatus.CLOSED)
+    return list(closed.values_list("answer_id", flat=True))
 
 
 def one_hour_write_price(prices):
@@ -169,7 +189,7 @@ class Recorder:
         """texts: claim strings, or (text, start, end) when the decomposer knows the span (the offline
         judge folds list lead-ins into items, so their text is not verbatim in the answer).
         Returns the new claims as [(id, text)]; [] when the answer got claims meanwhile."""
-        if Claim.objects.filter(answer_id=st.id).exists():
+        if Claim.objects.filter(answer_id=st.id).exists() or frozen_answer_ids([st.id]):  # or closed meanwhile
             return []
         rows, cursor = [], 0
         for i, item in enumerate(texts):
@@ -247,9 +267,9 @@ class Recorder:
         """This execution now owns the run; an older one still alive stops at its next heartbeat."""
         r = self.run
         r.lease, r.heartbeat_at = uuid.uuid4().hex, timezone.now()
-        live = JudgeRun.objects.filter(pk=r.pk).exclude(status=JudgeRun.Status.CANCELLED)
+        live = _open(JudgeRun.objects.filter(pk=r.pk).exclude(status=JudgeRun.Status.CANCELLED))
         if not live.update(lease=r.lease, heartbeat_at=r.heartbeat_at):  # cancelled while queued: never starts
-            raise LeaseLost(f"judge run {r.pk} was cancelled")
+            raise LeaseLost(f"judge run {r.pk} was cancelled or its audit closed")
 
     def flush(self, force=False):
         """Counters and the heartbeat, written only while this execution holds the lease (one UPDATE
@@ -258,6 +278,12 @@ class Recorder:
         if force or now - self.last_flush >= FLUSH_SECONDS:
             r = self.run
             r.heartbeat_at = timezone.now()
-            if not JudgeRun.objects.filter(pk=r.pk, lease=r.lease).update(**{f: getattr(r, f) for f in FLUSHED}):
-                raise LeaseLost(f"judge run {r.pk} was taken over by another execution")
+            held = _open(JudgeRun.objects.filter(pk=r.pk, lease=r.lease))
+            if not held.update(**{f: getattr(r, f) for f in FLUSHED}):
+                raise LeaseLost(f"judge run {r.pk} was taken over by another execution, cancelled, or its audit closed")
             self.last_flush = now
+
+
+def _open(runs):
+    """The runs whose audit (if any) is not closed: a run never writes into a closed audit, whatever raced it."""
+    return runs.exclude(audit__status=AuditStatus.CLOSED)

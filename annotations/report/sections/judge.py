@@ -24,7 +24,9 @@ from annotations.report.stats_noise import noise_floor
 JUDGE_ROWS = (*VERDICTS, "none")
 
 
-def _matrix(g, L):
+def _matrix(g, L, why=None):
+    """Counts and population-weighted sums per cell; the weighted sums are withheld (None, and `weighted_why`)
+    with the section's weighted figures: they are the same estimate, cell by cell."""
     counts = pd.crosstab(g["judge"], g["gold"]).reindex(index=JUDGE_ROWS, columns=VERDICTS, fill_value=0)
     wsum = pd.crosstab(g["judge"], g["gold"], values=g["weight"], aggfunc="sum") if len(g) else counts * 0.0
     wsum = wsum.reindex(index=JUDGE_ROWS, columns=VERDICTS).fillna(0.0)
@@ -37,7 +39,7 @@ def _matrix(g, L):
                     {
                         "gold": c,
                         "count": int(counts.loc[r, c]),
-                        "weighted": float(wsum.loc[r, c]),
+                        "weighted": None if why else float(wsum.loc[r, c]),
                         "url": L.claims(judge=r, gold=c),
                     }
                     for c in VERDICTS
@@ -45,6 +47,7 @@ def _matrix(g, L):
             }
             for r in JUDGE_ROWS
         ],
+        "weighted_why": f"not computable: {why}" if why else None,
     }
 
 
@@ -195,7 +198,7 @@ def build(x):
             "versions": x.versions,
             "version": x.version,
             "unfinished_run": _unfinished_run(x),
-            "matrix": _matrix(g, L),
+            "matrix": _matrix(g, L, why),
             "without_verdict": int((g["judge"] == "none").sum()),
             "without_verdict_url": L.claims(judge="none", gold="any"),
             "awaiting_gold": int((cl["judge"].notna() & cl["gold"].isna()).sum()),
