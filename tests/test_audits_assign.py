@@ -121,3 +121,22 @@ class ReassignTests(TestCase):
         for item in self.audit.items.all():
             assert len({a.annotator_id for a in item.assignments.all()}) == 2
         assert HistoryEvent.objects.filter(audit=self.audit, action="add_annotator").count() == 1
+
+    def test_adding_an_annotator_takes_the_unstarted_work_of_a_leaver_first(self):
+        """A lead adds someone because an annotator left (deactivated) or lost the role: their unstarted work is
+        what nobody will label, so it all goes to the newcomer; taking it from active annotators instead left it
+        stranded (the demo moved 8 from the active ann1 and only 8 of the deactivated ann2's 16)."""
+        audit = _audit(8, name="w49")
+        audit_assign(audit, self.team[:2])  # every answer to ann1 and ann2
+        qs = Assignment.objects.filter(audit_answer__audit=audit)
+        leaver, stayer, newcomer = self.team[1], self.team[0], self.team[3]
+        qs.filter(audit_answer__position__lt=2).update(status="submitted")
+        leaver.is_active = False
+        leaver.save()
+        moved = audit_add_annotator(audit, newcomer, user=self.lead)
+        assert moved == 6
+        assert not qs.filter(annotator=leaver, status="assigned").exists()
+        assert qs.filter(annotator=stayer, status="assigned").count() == 6  # the active annotator keeps theirs
+        assert qs.filter(annotator=newcomer).count() == 6
+        for item in audit.items.all():
+            assert len({a.annotator_id for a in item.assignments.all()}) == 2

@@ -108,6 +108,12 @@ def audit_add_annotator(audit, annotator, user=None):
     for _pk, item, who, _status in rows:
         by_item.setdefault(item, []).append(who)
         loads[who] = loads.get(who, 0) + 1
+    # People on the audit who can no longer label (deactivated, or the annotator role taken away).
+    able = set(
+        get_user_model()
+        .objects.filter(pk__in=loads, is_active=True, groups__name=roles.ANNOTATOR)
+        .values_list("pk", flat=True)
+    )
     plan = pairing.plan_rebalance(
         [
             (pk, item, who, next((o for o in by_item[item] if o != who), None), status == Assignment.Status.ASSIGNED)
@@ -115,6 +121,7 @@ def audit_add_annotator(audit, annotator, user=None):
         ],
         annotator.pk,
         loads,
+        stranded=set(loads) - able,
     )
     moved = Assignment.objects.filter(pk__in=[pk for pk, _ in plan], status=Assignment.Status.ASSIGNED)
     count = moved.update(annotator=annotator)
