@@ -145,6 +145,32 @@ class DetailPageTests(TestCase):
         submitted.refresh_from_db()
         self.assertEqual(submitted.status, "started")
 
+    def test_the_assignments_page_shows_reopened_work_its_reason_leavers_and_filters(self):
+        """A reopened answer read "Started" with no trace of the reopening nor its reason, an annotator who left
+        looked like any other, and 300 rows of a 150-answer audit could not be narrowed to one annotator's."""
+        audit = self.build(4, 3, "rf")
+        qs = Assignment.objects.filter(audit_answer__audit=audit)
+        url = f"/audits/{audit.id}/assignments/"
+        submitted = qs.filter(status="submitted").first()
+        self.client.post(f"/label/{submitted.pk}/reopen/", {"reason": "evidence from the wrong passage", "next": url})
+        leaver = qs.filter(status="assigned").exclude(annotator=submitted.annotator).first().annotator
+        leaver.is_active = False
+        leaver.save()
+        r = self.client.get(url)
+        row = r.content.decode().split(f'id="assignment-{submitted.pk}"')[1].split("</tr>")[0]
+        assert "Reopened" in row and "evidence from the wrong passage" in row
+        self.assertContains(r, "deactivated")
+        r = self.client.get(url, {"status": "reopened"})
+        assert r.context["assignments"] == [a for a in r.context["assignments"] if a.pk == submitted.pk]
+        assert len(r.context["assignments"]) == 1
+        self.assertContains(r, "1 of 8 assignments")
+        r = self.client.get(url, {"annotator": leaver.pk})
+        assert {a.annotator_id for a in r.context["assignments"]} == {leaver.pk}
+        r = self.client.get(url, {"status": "assigned", "annotator": leaver.pk})
+        assert all(a.status == "assigned" and a.annotator_id == leaver.pk for a in r.context["assignments"])
+        r = self.client.get(url, {"status": "nonsense", "annotator": "x"})
+        assert len(r.context["assignments"]) == 8  # an unknown filter shows everything, never a 500
+
     def test_it_reassigns_over_htmx_in_constant_queries(self):
         counts = []
         for n, people, name in ((4, 3, "rs"), (40, 6, "rb")):
@@ -167,7 +193,7 @@ class DetailPageTests(TestCase):
     def test_it_keeps_page_queries_constant(self):
         small = self.build(8, 2, "s")
         big = self.build(60, 6, "b")
-        for url in ("/audits/{}/", "/audits/{}/assignments/"):
+        for url in ("/audits/{}/", "/audits/{}/assignments/", "/audits/{}/assignments/?status=assigned"):
             counts = [_queries(self.client, url.format(a.id)) for a in (small, big)]
             assert counts[0] == counts[1], (url, counts)
             with self.assertNumQueries(counts[0]):

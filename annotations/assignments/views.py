@@ -78,9 +78,19 @@ def audit_add_annotator(request, audit_id):
 @lead_required
 def audit_assignments(request, audit_id):
     audit = get_object_or_404(Audit.objects.select_related("dataset"), pk=audit_id)
+    every = selectors.audit_assignments(audit)
+    status = request.GET.get("status", "")
+    who = request.GET.get("annotator", "")
+    who = int(who) if who.isascii() and who.isdigit() and len(who) < 18 else None
+    shown = selectors.with_reassign_choices(selectors.filter_assignments(every, status, who))
     ctx = {
         "audit": audit,
-        "assignments": selectors.with_reassign_choices(selectors.audit_assignments(audit)),
+        "assignments": shown,
+        "total": every.count(),
+        "statuses": [(k, label) for k, (label, _q) in selectors.ASSIGNMENT_FILTERS.items()],
+        "status": status if status in selectors.ASSIGNMENT_FILTERS else "",
+        "annotator": who,
+        "people": selectors.audit_annotators(audit),
     }
     return render(request, "sampling/assignments.html", ctx)
 
