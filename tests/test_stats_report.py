@@ -267,6 +267,6 @@ def test_it_computes_effort_and_the_series():
 def test_it_says_no_stratum_has_data_rather_than_blaming_one_when_none_has_any():
     groups = [("judge=fail", 13, []), ("judge=pass", 87, [])]  # a freshly assigned audit: nothing labelled by both
     est, var, cover, why = fa.stratified(groups, 0.05, what="answer with complete gold")
-    assert (est, var, why) == (None, None, "no stratum has answer with complete gold")
+    assert (est, var, why) == (None, None, "no stratum has any answer with complete gold")  # it read "has answer"
     est, _, _, why = fa.stratified([("judge=fail", 13, []), ("judge=pass", 87, [1.0, 0.0])], 0.05)
     assert est is None and why.startswith("stratum 'judge=fail' holds 13.0% of the population")  # one to blame
