@@ -1,6 +1,6 @@
 """Reads of the adjudication area. Each function runs a fixed number of queries, whatever the size."""
 
-from django.db.models import CharField, Count, OuterRef, Prefetch, Q, StringAgg, Subquery, Value
+from django.db.models import CharField, Count, Exists, OuterRef, Prefetch, Q, StringAgg, Subquery, Value
 from django.db.models.functions import Cast, Concat
 
 from annotations.adjudication.rules import adjudication_refusal, may_adjudicate_own
@@ -286,15 +286,27 @@ def _numbers_by_id(pairs):
 
 
 def audit_gold_progress(audit):
-    """{claims, gold, missing, recheck, unsubmitted, blocked} for the audit page's close control (three queries)."""
+    """{claims, gold, missing, waiting_labels, disputed, recheck, unsubmitted, blocked} for the audit page's close
+    control (four queries). Of the claims missing gold, waiting_labels belong to an answer one of whose
+    assignments is not submitted (yet, or again after a reopening); the others, labelled by both, are disputes
+    waiting for adjudication (agreed claims get their gold when the second label comes in)."""
     claims = audit.claims().count()
     gold = GoldLabel.objects.filter(audit=audit).aggregate(n=Count("pk"), recheck=Count("pk", filter=Q(recheck=True)))
-    unsubmitted = Assignment.objects.filter(audit_answer__audit=audit).exclude(status=SUBMITTED).count()
+    open_work = Assignment.objects.filter(audit_answer__audit=audit).exclude(status=SUBMITTED)
+    unsubmitted = open_work.count()
     missing = max(claims - gold["n"], 0)
+    waiting = (
+        audit.claims()
+        .filter(answer_id__in=open_work.values("audit_answer__answer_id"))
+        .exclude(Exists(GoldLabel.objects.filter(audit=audit, claim=OuterRef("pk"))))
+        .count()
+    )
     return {
         "claims": claims,
         "gold": gold["n"],
         "missing": missing,
+        "waiting_labels": waiting,
+        "disputed": max(missing - waiting, 0),
         "recheck": gold["recheck"],
         "unsubmitted": unsubmitted,
         "blocked": bool(missing or gold["recheck"] or unsubmitted),
