@@ -39,6 +39,7 @@ class PermissionTests(TestCase):
             (f"/audits/{audit.id}/add-annotator/", {"annotator": ann[2].id}),
             (f"/audits/{audit.id}/judge/", {"backend": "offline"}),
             (f"/audits/assignments/{a.id}/reassign/", {"annotator": ann[2].id}),
+            (f"/audits/assignments/{a.id}/restart/", {"annotator": ann[2].id}),
         ]
         for url, data in posts:
             assert self.client.post(url, data).status_code == 403, url
@@ -170,6 +171,29 @@ class DetailPageTests(TestCase):
         assert all(a.status == "assigned" and a.annotator_id == leaver.pk for a in r.context["assignments"])
         r = self.client.get(url, {"status": "nonsense", "annotator": "x"})
         assert len(r.context["assignments"]) == 8  # an unknown filter shows everything, never a 500
+
+    def test_it_restarts_the_started_work_of_a_leaver_from_the_assignments_page(self):
+        audit = self.build(4, 3, "rl")
+        qs = Assignment.objects.filter(audit_answer__audit=audit)
+        a = qs.filter(status="assigned").first()
+        qs.filter(pk=a.pk).update(status="started")
+        leaver = a.annotator
+        leaver.is_active = False
+        leaver.save()
+        url = f"/audits/{audit.id}/assignments/"
+        row = self.client.get(url).content.decode().split(f'id="assignment-{a.pk}"')[1].split("</tr>")[0]
+        assert f'action="/audits/assignments/{a.pk}/restart/"' in row and "discarded" in row
+        pair = set(qs.filter(audit_answer=a.audit_answer).values_list("annotator_id", flat=True))
+        target = qs.exclude(annotator_id__in=pair).exclude(annotator=leaver).first().annotator
+        r = self.client.post(
+            f"/audits/assignments/{a.pk}/restart/", {"annotator": target.pk}, headers={"HX-Request": "true"}
+        )
+        self.assertContains(r, f'id="assignment-{a.pk}"')
+        self.assertContains(r, "Not started")
+        a.refresh_from_db()
+        assert (a.annotator_id, a.status) == (target.pk, "assigned")
+        r = self.client.post(f"/audits/assignments/{a.pk}/restart/", {"annotator": target.pk}, follow=True)
+        self.assertContains(r, "Only started work is restarted")
 
     def test_it_reassigns_over_htmx_in_constant_queries(self):
         counts = []

@@ -332,6 +332,7 @@ class OpenWorkTests(TestCase):
         page = r.content.decode()
         assert "2 open assignments of ann3 moved to ann2." in page
         assert "1 stay with ann3 (started: its labels stay with it)." in page
+        assert "restart with someone else (started: its labels are discarded)" in page  # the way to finish it
         assert Assignment.objects.filter(annotator=self.ann2).count() == 2
         assert list(Assignment.objects.filter(annotator=self.ann3).values_list("status", flat=True)) == ["started"]
         assert HistoryEvent.objects.filter(audit=self.audit, action="reassign").count() == 2

@@ -95,16 +95,15 @@ def audit_assignments(request, audit_id):
     return render(request, "sampling/assignments.html", ctx)
 
 
-@lead_required
-@require_POST
-def assignment_reassign(request, assignment_id):
+def _row_change(request, assignment_id, change):
+    """Reassign or restart one assignment (change(assignment, annotator, user)); htmx gets its row again."""
     assignment = get_object_or_404(Assignment.objects.select_related("audit_answer"), pk=assignment_id)
     form = forms.AnnotatorForm(request.POST)
     error = None
     try:
         if not form.is_valid():
             raise ValidationError("Choose an annotator.")
-        services.assignment_reassign(assignment, form.cleaned_data["annotator"], user=request.user)
+        change(assignment, form.cleaned_data["annotator"], user=request.user)
     except ValidationError as e:
         error = " ".join(e.messages)
     if not request.htmx:
@@ -116,3 +115,16 @@ def assignment_reassign(request, assignment_id):
     )
     ctx = {"a": a, "error": error}
     return render(request, "sampling/assignments.html#row", ctx)
+
+
+@lead_required
+@require_POST
+def assignment_reassign(request, assignment_id):
+    return _row_change(request, assignment_id, services.assignment_reassign)
+
+
+@lead_required
+@require_POST
+def assignment_restart(request, assignment_id):
+    """Started work of an annotator who can no longer label goes to another, from the start."""
+    return _row_change(request, assignment_id, services.assignment_restart)
