@@ -94,6 +94,20 @@ class CreatePageTests(TestCase):
         self.assertContains(r, "A name is required", status_code=400)
         assert not Audit.objects.exists()
 
+    def test_a_refused_create_lists_the_fields_to_fix_and_never_asks_for_a_chosen_dataset(self):
+        """After a refused create the preview said "Choose a dataset to preview the strata." under a chosen
+        dataset, and nothing at the top said the audit was not created nor which fields to fix."""
+        r = self.client.post("/audits/new/", self.form(meta_filters="model m1", strata="meta.model, colour"))
+        self.assertContains(r, "Not created: fix 2 fields", status_code=400)
+        self.assertContains(r, '<a href="#id_meta_filters">Meta filters</a>, <a href="#id_strata">', status_code=400)
+        self.assertContains(r, 'id="id_meta_filters_error"', status_code=400)  # aria-describedby names it
+        self.assertContains(r, 'id="id_meta_filters_helptext"', status_code=400)
+        self.assertNotContains(r, "Choose a dataset", status_code=400)
+        r = self.client.post("/audits/new/", self.form(meta_filters="model = m9"))  # refused by the service
+        self.assertContains(r, "Not created: fix 1 field:", status_code=400)
+        self.assertContains(r, "Fix the fields marked above", status_code=400)
+        assert not Audit.objects.exists()
+
     def test_it_renders_the_form(self):
         self.assertContains(self.client.get("/audits/new/"), 'hx-post="/audits/new/"')
 
