@@ -68,6 +68,13 @@ class CreateAndFirstLoginTests(TestCase):
         self.assertTrue(HistoryEvent.objects.filter(person=nina, audit__isnull=True).exists())
         self.assertNotIn(link.split("/")[-2], str(HistoryEvent.objects.filter(person=nina).values_list("new")))
 
+    @override_settings(PASSWORD_RESET_TIMEOUT=7200)
+    def test_it_says_when_the_link_expires(self):
+        """It said "expires after a few days", whatever PASSWORD_RESET_TIMEOUT is."""
+        r = self.create()
+        self.assertContains(r, "expires in 2\xa0hours, on ")
+        self.assertNotContains(r, "a few days")
+
     def test_it_shows_the_link_and_sends_nothing_without_mail(self):
         r = self.create()
         self.assertContains(r, "Nothing was mailed")
