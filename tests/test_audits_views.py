@@ -140,6 +140,13 @@ class DetailPageTests(TestCase):
         qs.filter(pk__in=done).update(status="submitted", active_seconds=240)
         return audit
 
+    def test_the_audit_list_counts_assignments_not_answers(self):
+        """"4 / 16 labelled" on an audit of 8 answers read as answers labelled (two assignments per answer)."""
+        self.build(8, 2, "w0")
+        r = self.client.get("/audits/")
+        self.assertContains(r, "4 / 16 assignments submitted")
+        self.assertNotContains(r, "/ 16 labelled")
+
     def test_it_shows_progress_per_annotator_and_overall(self):
         audit = self.build(8, 2, "w1")
         r = self.client.get(f"/audits/{audit.id}/")
