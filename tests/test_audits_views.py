@@ -141,7 +141,7 @@ class DetailPageTests(TestCase):
         return audit
 
     def test_the_audit_list_counts_assignments_not_answers(self):
-        """"4 / 16 labelled" on an audit of 8 answers read as answers labelled (two assignments per answer)."""
+        """ "4 / 16 labelled" on an audit of 8 answers read as answers labelled (two assignments per answer)."""
         self.build(8, 2, "w0")
         r = self.client.get("/audits/")
         self.assertContains(r, "4 / 16 assignments submitted")
@@ -415,6 +415,38 @@ def test_it_previews_creates_and_assigns_in_chromium(live_server, page, login, t
     page.check("text=ann2")
     page.click("button:has-text('Assign and start labelling')")
     page.wait_for_selector("text=0 of 24 assignments submitted")
+    assert page.js_errors == []
+
+
+@pytest.mark.browser
+def test_it_filters_assignments_and_restarts_a_leavers_work_by_keyboard_in_chromium(
+    live_server, page, login, transactional_db
+):
+    lead = make_user("lead", "lead")
+    team = [make_user(f"ann{i}", "annotator") for i in range(1, 4)]
+    ds = make_dataset("pool")
+    make_answers(ds, 3, prefix="k")
+    audit = audit_create(name="k", dataset=ds, size=3, seed=1)
+    audit_assign(audit, team[:2])
+    started = Assignment.objects.filter(audit_answer__audit=audit, annotator=team[1]).first()
+    Assignment.objects.filter(pk=started.pk).update(status="started")
+    team[1].is_active = False
+    team[1].save()
+    login(page, lead)
+    page.goto(f"{live_server.url}/audits/{audit.id}/assignments/")
+    page.select_option("select[name=status]", "started")
+    page.focus("select[name=status]")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # the Filter button
+    page.wait_for_selector("text=1 of 6 assignments match")
+    row = page.locator(f"#assignment-{started.pk}")
+    assert "deactivated" in row.inner_text()
+    row.locator("select[name=annotator]").focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # Restart with them (ann3, the only one who may take it)
+    page.wait_for_selector(f"#assignment-{started.pk} >> text=Not started")
+    started.refresh_from_db()
+    assert (started.annotator_id, started.status) == (team[2].pk, "assigned")
     assert page.js_errors == []
 
 
