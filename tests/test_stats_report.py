@@ -261,6 +261,9 @@ def test_it_computes_effort_and_the_series():
 
     s = tr.fail_rate_series([point("w1", 30, 400), point("w2", 0, 0), point("w3", 52, 400)])
     assert s[0]["change"]["value"] is None and s[1]["change"]["value"] is None
+    assert s[0]["change"]["why"] == "not computable: no earlier audit with data"
+    # w2 comes after w1, which has data: what is missing is w2's own (it read "no earlier audit with data")
+    assert s[1]["change"]["why"] == "not computable: this audit has no answer labelled by both annotators yet"
     assert s[2]["change"]["regression"] is True and s[2]["change"]["value"] == pytest.approx(22 / 400)
 
 
