@@ -191,6 +191,10 @@ class RolesAndDeactivationTests(TestCase):
             (listed, {a.pk for a in on_page}, set(left.values_list("pk", flat=True))), (3, expected, expected)
         )
         self.assertContains(self.client.get("/people/"), '<td class="num">3</td>')
+        # The list says the leaver's open work waits for nobody, with the way to move it (it said only "deactivated")
+        self.assertContains(
+            self.client.get("/people/"), f'<a href="/people/{self.ann1.pk}/#open-h">3 open: reassign them</a>'
+        )
 
     def test_it_refuses_a_bad_reason_with_400_and_the_field_named(self):
         r = self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "0", "reason": "x" * 501})
