@@ -323,6 +323,11 @@ class AdjudicationViewTests(TestCase):
         n = Claim.objects.filter(answer=other.answer).count()
         waiting = f"{n} waiting for both annotators' labels"
         self.assertIn(f"{1 + n} still missing: {waiting}; 1 disputed, waiting for adjudication.", html())
+        Assignment.objects.filter(audit_answer__audit=self.audit).delete()  # as a draft audit, not assigned yet
+        GoldLabel.objects.filter(audit=self.audit).delete()
+        Audit.objects.filter(pk=self.audit.pk).update(status="draft")
+        self.audit.refresh_from_db()
+        self.assertIn("6 still missing: 6 not assigned to annotators yet.", html())  # it said "6 disputed"
 
 
 class QueryCountTests(TestCase):

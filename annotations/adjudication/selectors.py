@@ -287,17 +287,24 @@ def _numbers_by_id(pairs):
 
 def audit_gold_progress(audit):
     """{claims, gold, missing, waiting_labels, disputed, recheck, unsubmitted, blocked} for the audit page's close
-    control (four queries). Of the claims missing gold, waiting_labels belong to an answer one of whose
-    assignments is not submitted (yet, or again after a reopening); the others, labelled by both, are disputes
-    waiting for adjudication (agreed claims get their gold when the second label comes in)."""
+    control (four queries). Of the claims missing gold, disputed belong to an answer both annotators submitted
+    (agreed claims got their gold then): they wait for adjudication; the others, waiting_labels, wait for an
+    assignment to be submitted (or made: a draft audit is not assigned yet)."""
     claims = audit.claims().count()
     gold = GoldLabel.objects.filter(audit=audit).aggregate(n=Count("pk"), recheck=Count("pk", filter=Q(recheck=True)))
     open_work = Assignment.objects.filter(audit_answer__audit=audit).exclude(status=SUBMITTED)
     unsubmitted = open_work.count()
     missing = max(claims - gold["n"], 0)
-    waiting = (
+    both_in = (
+        Assignment.objects.filter(audit_answer__audit=audit, status=SUBMITTED)
+        .values("audit_answer__answer_id")
+        .annotate(n=Count("pk"))
+        .filter(n__gte=2)
+        .values("audit_answer__answer_id")
+    )
+    disputed = (
         audit.claims()
-        .filter(answer_id__in=open_work.values("audit_answer__answer_id"))
+        .filter(answer_id__in=both_in)
         .exclude(Exists(GoldLabel.objects.filter(audit=audit, claim=OuterRef("pk"))))
         .count()
     )
@@ -305,8 +312,8 @@ def audit_gold_progress(audit):
         "claims": claims,
         "gold": gold["n"],
         "missing": missing,
-        "waiting_labels": waiting,
-        "disputed": max(missing - waiting, 0),
+        "waiting_labels": max(missing - disputed, 0),
+        "disputed": disputed,
         "recheck": gold["recheck"],
         "unsubmitted": unsubmitted,
         "blocked": bool(missing or gold["recheck"] or unsubmitted),
