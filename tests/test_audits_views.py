@@ -255,8 +255,10 @@ class DetailPageTests(TestCase):
         team = [make_user(f"bare{i}", "annotator") for i in range(2)]
         r = self.client.get(f"/audits/{audit.id}/")
         self.assertContains(r, "claims must exist before annotation starts")
-        r = self.client.post(f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in team]}, follow=True)
-        self.assertContains(r, "have no claims")
+        r = self.client.post(f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in team]})
+        self.assertContains(r, "Not assigned: 5 sampled answer(s) have no claims", status_code=400)
+        for u in team:  # the annotators stay ticked (a redirect dropped them)
+            self.assertContains(r, f'value="{u.id}" id="id_annotators_{team.index(u)}" checked', status_code=400)
         assert not Assignment.objects.filter(audit_answer__audit=audit).exists()
 
     def test_it_assigns_and_adds_an_annotator_from_the_page(self):

@@ -23,6 +23,10 @@ def audits(request):
 
 @lead_required
 def audit_detail(request, audit_id):
+    return _detail(request, audit_id)
+
+
+def _detail(request, audit_id, assign_form=None, assign_error=None):
     try:
         audit = sampling_selectors.audit_detail(audit_id)
     except Audit.DoesNotExist:
@@ -37,26 +41,28 @@ def audit_detail(request, audit_id):
         "progress": progress,
         "without_claims": sampling_selectors.items_without_claims(audit),
         "runs": sampling_selectors.latest_judge_runs(audit),
-        "assign_form": forms.AssignForm(),
+        "assign_form": assign_form or forms.AssignForm(),
+        "assign_error": assign_error,
         "add_form": add_form,
         "judge_form": JudgeForm(),
         "pending": PendingAssignment.objects.filter(audit=audit).first(),  # made "like" another audit
     }
-    return render(request, "sampling/audit_detail.html", ctx)
+    return render(request, "sampling/audit_detail.html", ctx, status=400 if assign_error else 200)
 
 
 @lead_required
 @require_POST
 def audit_assign(request, audit_id):
+    """A refused assignment comes back on the audit page with the annotators as ticked and the reason beside them."""
     audit = get_object_or_404(Audit, pk=audit_id)
     form = forms.AssignForm(request.POST)
     try:
         if not form.is_valid():
             raise ValidationError("Choose at least two annotators from the list.")
         services.audit_assign(audit, list(form.cleaned_data["annotators"]), user=request.user)
-        messages.success(request, "Assigned: every answer has two annotators. The audit is in labelling.")
     except ValidationError as e:
-        _error(request, e)
+        return _detail(request, audit.id, assign_form=form, assign_error=" ".join(e.messages))
+    messages.success(request, "Assigned: every answer has two annotators. The audit is in labelling.")
     return redirect("audit_detail", audit.id)
 
 
