@@ -152,6 +152,9 @@ class DetailPageTests(TestCase):
         r = self.client.get(f"/audits/{audit.id}/")
         self.assertContains(r, "<progress")
         self.assertContains(r, "4 of 16 assignments submitted (25%)")
+        who = Assignment.objects.filter(audit_answer__audit=audit).first().annotator_id
+        # each annotator's count opens their assignments, filtered (the lead had to scroll all of them)
+        self.assertContains(r, f'<a href="/audits/{audit.id}/assignments/?annotator={who}">8</a>')
         self.assertContains(r, "median 4.0 min per answer")
         self.assertContains(r, "meta.model=m0")
         self.assertContains(r, f'href="/reports/{audit.id}/"')
