@@ -306,6 +306,29 @@ class AdjudicationViewTests(TestCase):
         self.assertIn("provisional", html)
         self.assertIn(f"/adjudicate/{self.audit.id}/answers/{self.item.id}/history/", html)
 
+    def test_it_says_whether_missing_gold_waits_for_adjudication_or_for_labels(self):
+        """ "2 still missing" did not say whether the lead should chase the adjudicators or the annotators."""
+        request = RequestFactory().get("/audits/1/")
+        request.user = self.lead
+
+        def html():
+            ctx = {"audit": self.audit, "is_lead": True}
+            return render_to_string("adjudication/_audit_actions.html", ctx, request=request)
+
+        self.assertIn("2 still missing: 2 disputed, waiting for adjudication.", html())
+        self.assertIn("Closing needs gold on every claim (2 missing: 2 disputed).", html())
+        other = AuditAnswer.objects.filter(audit=self.audit).exclude(pk=self.item.pk).get()
+        GoldLabel.objects.filter(audit=self.audit, claim__answer=other.answer).delete()
+        Assignment.objects.filter(audit_answer=other, slot="B").update(status="started")
+        n = Claim.objects.filter(answer=other.answer).count()
+        waiting = f"{n} waiting for both annotators' labels"
+        self.assertIn(f"{1 + n} still missing: {waiting}; 1 disputed, waiting for adjudication.", html())
+        Assignment.objects.filter(audit_answer__audit=self.audit).delete()  # as a draft audit, not assigned yet
+        GoldLabel.objects.filter(audit=self.audit).delete()
+        Audit.objects.filter(pk=self.audit.pk).update(status="draft")
+        self.audit.refresh_from_db()
+        self.assertIn("6 still missing: 6 not assigned to annotators yet.", html())  # it said "6 disputed"
+
 
 class QueryCountTests(TestCase):
     """Pages and the save endpoint run a fixed number of queries whatever the number of claims."""

@@ -115,6 +115,8 @@ class TokenPageTests(ApiCase):
         self.assertContains(r, "laptop &lt;script&gt;", status_code=201)
         page = self.client.get("/tokens/")
         self.assertNotContains(page, raw)  # shown once
+        self.assertContains(page, 'aria-describedby="id_name_helptext"')
+        self.assertContains(page, 'id="id_name_helptext"')  # the hint the name field points to exists
         token = ApiToken.objects.get(name="laptop <script>")
         r = self.client.get("/api/v1/audits/1", HTTP_AUTHORIZATION=f"Bearer {raw}")
         self.assertEqual(r.status_code, 404)  # the token works (and carries the annotator role)

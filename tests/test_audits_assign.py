@@ -6,8 +6,14 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import TestCase
 
-from annotations.assignments.services import assignment_reassign, audit_add_annotator, audit_assign
+from annotations.assignments.services import (
+    assignment_reassign,
+    assignment_restart,
+    audit_add_annotator,
+    audit_assign,
+)
 from annotations.models import Assignment
+from annotations.workspace.services import claim_label_save
 from audit.models import Claim, HistoryEvent
 from audit.sampling.services import audit_create
 from tests.factories import make_answers, make_dataset, make_user
@@ -121,3 +127,61 @@ class ReassignTests(TestCase):
         for item in self.audit.items.all():
             assert len({a.annotator_id for a in item.assignments.all()}) == 2
         assert HistoryEvent.objects.filter(audit=self.audit, action="add_annotator").count() == 1
+
+    def test_adding_an_annotator_takes_the_unstarted_work_of_a_leaver_first(self):
+        """A lead adds someone because an annotator left (deactivated) or lost the role: their unstarted work is
+        what nobody will label, so it all goes to the newcomer; taking it from active annotators instead left it
+        stranded (the demo moved 8 from the active ann1 and only 8 of the deactivated ann2's 16)."""
+        audit = _audit(8, name="w49")
+        audit_assign(audit, self.team[:2])  # every answer to ann1 and ann2
+        qs = Assignment.objects.filter(audit_answer__audit=audit)
+        leaver, stayer, newcomer = self.team[1], self.team[0], self.team[3]
+        qs.filter(audit_answer__position__lt=2).update(status="submitted")
+        leaver.is_active = False
+        leaver.save()
+        moved = audit_add_annotator(audit, newcomer, user=self.lead)
+        assert moved == 6
+        assert not qs.filter(annotator=leaver, status="assigned").exists()
+        assert qs.filter(annotator=stayer, status="assigned").count() == 6  # the active annotator keeps theirs
+        assert qs.filter(annotator=newcomer).count() == 6
+        for item in audit.items.all():
+            assert len({a.annotator_id for a in item.assignments.all()}) == 2
+
+
+class RestartTests(TestCase):
+    """Started work keeps its annotator and labels; when that annotator can no longer label (deactivated, or the
+    role taken), nobody could finish it and the audit could never close, short of reactivating a leaver."""
+
+    def setUp(self):
+        self.lead = make_user("lead", "lead")
+        self.team = [make_user(f"ann{i}", "annotator") for i in range(1, 4)]
+        self.audit = _audit(4, name="rs")
+        audit_assign(self.audit, self.team[:2])
+        self.a = Assignment.objects.filter(audit_answer__audit=self.audit, annotator=self.team[1]).first()
+        claim = Claim.objects.filter(answer=self.a.audit_answer.answer).first()
+        claim_label_save(self.a, claim, user=self.team[1], verdict="unsupported")
+        self.a.refresh_from_db()
+        assert self.a.status == "started"
+
+    def test_it_restarts_the_started_work_of_a_leaver_with_another_annotator(self):
+        self.team[1].is_active = False
+        self.team[1].save()
+        with pytest.raises(ValidationError, match="must differ"):
+            assignment_restart(self.a, self.team[0], user=self.lead)
+        assignment_restart(self.a, self.team[2], user=self.lead)
+        self.a.refresh_from_db()
+        assert (self.a.annotator_id, self.a.status, self.a.started_at, self.a.active_seconds) == (
+            self.team[2].pk,
+            "assigned",
+            None,
+            0,
+        )
+        assert not self.a.labels.exists()
+        ev = HistoryEvent.objects.get(audit=self.audit, action="restart")
+        assert ev.old == {"annotator": "ann2", "slot": self.a.slot, "labels": 1}
+        assert ev.new == {"annotator": "ann3", "slot": self.a.slot}
+
+    def test_it_refuses_to_restart_the_work_of_someone_who_can_still_label(self):
+        with pytest.raises(ValidationError, match="can still label"):
+            assignment_restart(self.a, self.team[2], user=self.lead)
+        assert self.a.labels.exists()

@@ -39,6 +39,7 @@ class PermissionTests(TestCase):
             (f"/audits/{audit.id}/add-annotator/", {"annotator": ann[2].id}),
             (f"/audits/{audit.id}/judge/", {"backend": "offline"}),
             (f"/audits/assignments/{a.id}/reassign/", {"annotator": ann[2].id}),
+            (f"/audits/assignments/{a.id}/restart/", {"annotator": ann[2].id}),
         ]
         for url, data in posts:
             assert self.client.post(url, data).status_code == 403, url
@@ -93,6 +94,20 @@ class CreatePageTests(TestCase):
         self.assertContains(r, "A name is required", status_code=400)
         assert not Audit.objects.exists()
 
+    def test_a_refused_create_lists_the_fields_to_fix_and_never_asks_for_a_chosen_dataset(self):
+        """After a refused create the preview said "Choose a dataset to preview the strata." under a chosen
+        dataset, and nothing at the top said the audit was not created nor which fields to fix."""
+        r = self.client.post("/audits/new/", self.form(meta_filters="model m1", strata="meta.model, colour"))
+        self.assertContains(r, "Not created: fix 2 fields", status_code=400)
+        self.assertContains(r, '<a href="#id_meta_filters">Meta filters</a>, <a href="#id_strata">', status_code=400)
+        self.assertContains(r, 'id="id_meta_filters_error"', status_code=400)  # aria-describedby names it
+        self.assertContains(r, 'id="id_meta_filters_helptext"', status_code=400)
+        self.assertNotContains(r, "Choose a dataset", status_code=400)
+        r = self.client.post("/audits/new/", self.form(meta_filters="model = m9"))  # refused by the service
+        self.assertContains(r, "Not created: fix 1 field:", status_code=400)
+        self.assertContains(r, "Fix the fields marked above", status_code=400)
+        assert not Audit.objects.exists()
+
     def test_it_renders_the_form(self):
         self.assertContains(self.client.get("/audits/new/"), 'hx-post="/audits/new/"')
 
@@ -125,11 +140,21 @@ class DetailPageTests(TestCase):
         qs.filter(pk__in=done).update(status="submitted", active_seconds=240)
         return audit
 
+    def test_the_audit_list_counts_assignments_not_answers(self):
+        """ "4 / 16 labelled" on an audit of 8 answers read as answers labelled (two assignments per answer)."""
+        self.build(8, 2, "w0")
+        r = self.client.get("/audits/")
+        self.assertContains(r, "4 / 16 assignments submitted")
+        self.assertNotContains(r, "/ 16 labelled")
+
     def test_it_shows_progress_per_annotator_and_overall(self):
         audit = self.build(8, 2, "w1")
         r = self.client.get(f"/audits/{audit.id}/")
         self.assertContains(r, "<progress")
         self.assertContains(r, "4 of 16 assignments submitted (25%)")
+        who = Assignment.objects.filter(audit_answer__audit=audit).first().annotator_id
+        # each annotator's count opens their assignments, filtered (the lead had to scroll all of them)
+        self.assertContains(r, f'<a href="/audits/{audit.id}/assignments/?annotator={who}">8</a>')
         self.assertContains(r, "median 4.0 min per answer")
         self.assertContains(r, "meta.model=m0")
         self.assertContains(r, f'href="/reports/{audit.id}/"')
@@ -144,6 +169,55 @@ class DetailPageTests(TestCase):
         self.assertRedirects(r, url)
         submitted.refresh_from_db()
         self.assertEqual(submitted.status, "started")
+
+    def test_the_assignments_page_shows_reopened_work_its_reason_leavers_and_filters(self):
+        """A reopened answer read "Started" with no trace of the reopening nor its reason, an annotator who left
+        looked like any other, and 300 rows of a 150-answer audit could not be narrowed to one annotator's."""
+        audit = self.build(4, 3, "rf")
+        qs = Assignment.objects.filter(audit_answer__audit=audit)
+        url = f"/audits/{audit.id}/assignments/"
+        submitted = qs.filter(status="submitted").first()
+        self.client.post(f"/label/{submitted.pk}/reopen/", {"reason": "evidence from the wrong passage", "next": url})
+        leaver = qs.filter(status="assigned").exclude(annotator=submitted.annotator).first().annotator
+        leaver.is_active = False
+        leaver.save()
+        r = self.client.get(url)
+        row = r.content.decode().split(f'id="assignment-{submitted.pk}"')[1].split("</tr>")[0]
+        assert "Reopened" in row and "evidence from the wrong passage" in row
+        self.assertContains(r, "deactivated")
+        r = self.client.get(url, {"status": "reopened"})
+        assert r.context["assignments"] == [a for a in r.context["assignments"] if a.pk == submitted.pk]
+        assert len(r.context["assignments"]) == 1
+        self.assertContains(r, "1 of 8 assignments")
+        r = self.client.get(url, {"annotator": leaver.pk})
+        assert {a.annotator_id for a in r.context["assignments"]} == {leaver.pk}
+        r = self.client.get(url, {"status": "assigned", "annotator": leaver.pk})
+        assert all(a.status == "assigned" and a.annotator_id == leaver.pk for a in r.context["assignments"])
+        r = self.client.get(url, {"status": "nonsense", "annotator": "x"})
+        assert len(r.context["assignments"]) == 8  # an unknown filter shows everything, never a 500
+
+    def test_it_restarts_the_started_work_of_a_leaver_from_the_assignments_page(self):
+        audit = self.build(4, 3, "rl")
+        qs = Assignment.objects.filter(audit_answer__audit=audit)
+        a = qs.filter(status="assigned").first()
+        qs.filter(pk=a.pk).update(status="started")
+        leaver = a.annotator
+        leaver.is_active = False
+        leaver.save()
+        url = f"/audits/{audit.id}/assignments/"
+        row = self.client.get(url).content.decode().split(f'id="assignment-{a.pk}"')[1].split("</tr>")[0]
+        assert f'action="/audits/assignments/{a.pk}/restart/"' in row and "discarded" in row
+        pair = set(qs.filter(audit_answer=a.audit_answer).values_list("annotator_id", flat=True))
+        target = qs.exclude(annotator_id__in=pair).exclude(annotator=leaver).first().annotator
+        r = self.client.post(
+            f"/audits/assignments/{a.pk}/restart/", {"annotator": target.pk}, headers={"HX-Request": "true"}
+        )
+        self.assertContains(r, f'id="assignment-{a.pk}"')
+        self.assertContains(r, "Not started")
+        a.refresh_from_db()
+        assert (a.annotator_id, a.status) == (target.pk, "assigned")
+        r = self.client.post(f"/audits/assignments/{a.pk}/restart/", {"annotator": target.pk}, follow=True)
+        self.assertContains(r, "Only started work is restarted")
 
     def test_it_reassigns_over_htmx_in_constant_queries(self):
         counts = []
@@ -167,7 +241,7 @@ class DetailPageTests(TestCase):
     def test_it_keeps_page_queries_constant(self):
         small = self.build(8, 2, "s")
         big = self.build(60, 6, "b")
-        for url in ("/audits/{}/", "/audits/{}/assignments/"):
+        for url in ("/audits/{}/", "/audits/{}/assignments/", "/audits/{}/assignments/?status=assigned"):
             counts = [_queries(self.client, url.format(a.id)) for a in (small, big)]
             assert counts[0] == counts[1], (url, counts)
             with self.assertNumQueries(counts[0]):
@@ -184,8 +258,10 @@ class DetailPageTests(TestCase):
         team = [make_user(f"bare{i}", "annotator") for i in range(2)]
         r = self.client.get(f"/audits/{audit.id}/")
         self.assertContains(r, "claims must exist before annotation starts")
-        r = self.client.post(f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in team]}, follow=True)
-        self.assertContains(r, "have no claims")
+        r = self.client.post(f"/audits/{audit.id}/assign/", {"annotators": [u.id for u in team]})
+        self.assertContains(r, "Not assigned: 5 sampled answer(s) have no claims", status_code=400)
+        for u in team:  # the annotators stay ticked (a redirect dropped them)
+            self.assertContains(r, f'value="{u.id}" id="id_annotators_{team.index(u)}" checked', status_code=400)
         assert not Assignment.objects.filter(audit_answer__audit=audit).exists()
 
     def test_it_assigns_and_adds_an_annotator_from_the_page(self):
@@ -344,6 +420,38 @@ def test_it_previews_creates_and_assigns_in_chromium(live_server, page, login, t
     page.check("text=ann2")
     page.click("button:has-text('Assign and start labelling')")
     page.wait_for_selector("text=0 of 24 assignments submitted")
+    assert page.js_errors == []
+
+
+@pytest.mark.browser
+def test_it_filters_assignments_and_restarts_a_leavers_work_by_keyboard_in_chromium(
+    live_server, page, login, transactional_db
+):
+    lead = make_user("lead", "lead")
+    team = [make_user(f"ann{i}", "annotator") for i in range(1, 4)]
+    ds = make_dataset("pool")
+    make_answers(ds, 3, prefix="k")
+    audit = audit_create(name="k", dataset=ds, size=3, seed=1)
+    audit_assign(audit, team[:2])
+    started = Assignment.objects.filter(audit_answer__audit=audit, annotator=team[1]).first()
+    Assignment.objects.filter(pk=started.pk).update(status="started")
+    team[1].is_active = False
+    team[1].save()
+    login(page, lead)
+    page.goto(f"{live_server.url}/audits/{audit.id}/assignments/")
+    page.select_option("select[name=status]", "started")
+    page.focus("select[name=status]")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # the Filter button
+    page.wait_for_selector("text=1 of 6 assignments match")
+    row = page.locator(f"#assignment-{started.pk}")
+    assert "deactivated" in row.inner_text()
+    row.locator("select[name=annotator]").focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # Restart with them (ann3, the only one who may take it)
+    page.wait_for_selector(f"#assignment-{started.pk} >> text=Not started")
+    started.refresh_from_db()
+    assert (started.annotator_id, started.status) == (team[2].pk, "assigned")
     assert page.js_errors == []
 
 

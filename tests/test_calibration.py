@@ -217,6 +217,12 @@ def test_it_creates_one_from_its_page(client, judged):
     assert r.status_code == 400 and not Audit.objects.filter(name="x").exists()
     r = client.post("/audits/new/calibration/", data | {"name": "y", "meta_field": "bad field!"})
     assert r.status_code == 400 and "Metadata field" in r.content.decode()
+    # A misspelt field made one "meta.nosuch=None" stratum per verdict; the audit form refuses it, so does this one
+    r = client.post("/audits/new/calibration/", data | {"name": "z", "meta_field": "nosuch"})
+    assert r.status_code == 400 and "no answer in the population has metadata field &#x27;nosuch&#x27;" in (
+        r.content.decode()
+    )
+    assert not Audit.objects.filter(name="z").exists()
     client.force_login(make_user("ann", "annotator"))
     assert client.get("/audits/new/calibration/").status_code == 403
 

@@ -422,6 +422,16 @@ class ImportPageTests(TestCase):
         )
         self.assertContains(r, "Nothing new")
 
+    def test_it_refuses_an_existing_dataset_chosen_and_a_new_name_typed_together(self):
+        """A dataset chosen in the select and a leftover new name: the new name silently won, so the answers went
+        to a dataset the lead had not chosen."""
+        self.upload(jsonl(rec(1)))
+        r = self.upload(jsonl(rec(2)), dataset="web", new_dataset="other")
+        self.assertContains(r, "Choose the dataset web or type the new name other, not both.", status_code=400)
+        assert not Dataset.objects.filter(name="other").exists() and counts()[0] == 1
+        r = self.upload(jsonl(rec(2)), dataset="web", new_dataset=" web ")  # the same name twice is no conflict
+        self.assertContains(r, "Imported answers.jsonl into web")
+
     def test_it_says_which_uploads_go_to_the_background_and_what_comes_next(self):
         with self.settings(IMPORT_INLINE_BYTES=2_000_000, IMPORT_MAX_UPLOAD_BYTES=50 * 1024 * 1024):
             r = self.client.get("/import/")

@@ -250,5 +250,8 @@ def test_it_says_once_why_a_webhook_url_is_refused(db):
         page = r.content.decode()
         assert r.status_code == 400 and page.count("Enter a valid URL.") == 1, (bad, page)
         assert "Webhook URL (webhook_url): Enter a valid URL." in page
+        # The form comes back with what was typed, to correct it there (it offered only a link back to an empty form)
+        assert f'action="/notifications/audits/{audit.pk}/webhook/"' in page
+        assert f'value="{bad}"' in page and 'aria-invalid="true"' in page
     audit.refresh_from_db()
     assert audit.webhook_url == ""

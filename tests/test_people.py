@@ -68,6 +68,13 @@ class CreateAndFirstLoginTests(TestCase):
         self.assertTrue(HistoryEvent.objects.filter(person=nina, audit__isnull=True).exists())
         self.assertNotIn(link.split("/")[-2], str(HistoryEvent.objects.filter(person=nina).values_list("new")))
 
+    @override_settings(PASSWORD_RESET_TIMEOUT=7200)
+    def test_it_says_when_the_link_expires(self):
+        """It said "expires after a few days", whatever PASSWORD_RESET_TIMEOUT is."""
+        r = self.create()
+        self.assertContains(r, "expires in 2\xa0hours, on ")
+        self.assertNotContains(r, "a few days")
+
     def test_it_shows_the_link_and_sends_nothing_without_mail(self):
         r = self.create()
         self.assertContains(r, "Nothing was mailed")
@@ -184,6 +191,10 @@ class RolesAndDeactivationTests(TestCase):
             (listed, {a.pk for a in on_page}, set(left.values_list("pk", flat=True))), (3, expected, expected)
         )
         self.assertContains(self.client.get("/people/"), '<td class="num">3</td>')
+        # The list says the leaver's open work waits for nobody, with the way to move it (it said only "deactivated")
+        self.assertContains(
+            self.client.get("/people/"), f'<a href="/people/{self.ann1.pk}/#open-h">3 open: reassign them</a>'
+        )
 
     def test_it_refuses_a_bad_reason_with_400_and_the_field_named(self):
         r = self.client.post(f"/people/{self.ann1.pk}/active/", {"active": "0", "reason": "x" * 501})
@@ -332,6 +343,7 @@ class OpenWorkTests(TestCase):
         page = r.content.decode()
         assert "2 open assignments of ann3 moved to ann2." in page
         assert "1 stay with ann3 (started: its labels stay with it)." in page
+        assert "restart with someone else (started: its labels are discarded)" in page  # the way to finish it
         assert Assignment.objects.filter(annotator=self.ann2).count() == 2
         assert list(Assignment.objects.filter(annotator=self.ann3).values_list("status", flat=True)) == ["started"]
         assert HistoryEvent.objects.filter(audit=self.audit, action="reassign").count() == 2

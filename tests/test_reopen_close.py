@@ -153,6 +153,21 @@ class ReopenCloseTests(TestCase):
         self.assertEqual(self.reopened.status, "submitted")
         self.assertEqual(len(self.gold()), 6)
 
+    def test_it_refuses_reopening_the_answer_of_someone_who_can_no_longer_label(self):
+        """A reopened assignment is started work: it keeps its annotator and cannot be reassigned. Reopened for
+        a deactivated annotator (or one without the role), nobody could ever resubmit it and the audit could never
+        close; the assignments page offered exactly that."""
+        self.ann2.is_active = False
+        self.ann2.save()
+        self.client.force_login(self.lead)
+        r = self.client.get(f"/audits/{self.audit.id}/assignments/")
+        row = r.content.decode().split(f'id="assignment-{self.reopened.pk}"')[1].split("</tr>")[0]
+        assert "/reopen/" not in row and "deactivated" in row
+        r = self.client.post(f"/label/{self.reopened.id}/reopen/", {"reason": "misread", "next": "/"}, follow=True)
+        self.assertContains(r, "Not reopened: ann2 can no longer label")
+        self.reopened.refresh_from_db()
+        assert self.reopened.status == "submitted"
+
     def test_it_shows_why_the_close_button_is_disabled(self):
         self.reopen()
         self.client.force_login(self.lead)

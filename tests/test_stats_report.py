@@ -261,12 +261,15 @@ def test_it_computes_effort_and_the_series():
 
     s = tr.fail_rate_series([point("w1", 30, 400), point("w2", 0, 0), point("w3", 52, 400)])
     assert s[0]["change"]["value"] is None and s[1]["change"]["value"] is None
+    assert s[0]["change"]["why"] == "not computable: no earlier audit with data"
+    # w2 comes after w1, which has data: what is missing is w2's own (it read "no earlier audit with data")
+    assert s[1]["change"]["why"] == "not computable: this audit has no answer labelled by both annotators yet"
     assert s[2]["change"]["regression"] is True and s[2]["change"]["value"] == pytest.approx(22 / 400)
 
 
 def test_it_says_no_stratum_has_data_rather_than_blaming_one_when_none_has_any():
     groups = [("judge=fail", 13, []), ("judge=pass", 87, [])]  # a freshly assigned audit: nothing labelled by both
     est, var, cover, why = fa.stratified(groups, 0.05, what="answer with complete gold")
-    assert (est, var, why) == (None, None, "no stratum has answer with complete gold")
+    assert (est, var, why) == (None, None, "no stratum has any answer with complete gold")  # it read "has answer"
     est, _, _, why = fa.stratified([("judge=fail", 13, []), ("judge=pass", 87, [1.0, 0.0])], 0.05)
     assert est is None and why.startswith("stratum 'judge=fail' holds 13.0% of the population")  # one to blame

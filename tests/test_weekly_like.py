@@ -127,8 +127,12 @@ def test_it_refuses_a_bad_week_naming_the_field(source):
     c.force_login(source.created_by)
     r = c.get(f"/audits/{source.pk}/like/?week=2026-W99")
     assert r.status_code == 400 and "week: expected an ISO week" in r.content.decode()
+    assert 'name="week" value="2026-W99"' in r.content.decode()
     r = c.get(f"/audits/{source.pk}/like/?week=soon")
-    assert r.status_code == 400 and "week:" in r.content.decode()
+    page = r.content.decode()
+    # It said "week: Enter a valid value." and emptied the field.
+    assert r.status_code == 400 and "week: expected an ISO week like 2026-W50, got “soon”" in page
+    assert 'name="week" value="soon"' in page
     annotator = Client()
     annotator.force_login(make_user("ann9", "annotator"))
     assert annotator.get(f"/audits/{source.pk}/like/").status_code == 403

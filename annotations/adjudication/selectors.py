@@ -1,6 +1,6 @@
 """Reads of the adjudication area. Each function runs a fixed number of queries, whatever the size."""
 
-from django.db.models import CharField, Count, OuterRef, Prefetch, Q, StringAgg, Subquery, Value
+from django.db.models import CharField, Count, Exists, OuterRef, Prefetch, Q, StringAgg, Subquery, Value
 from django.db.models.functions import Cast, Concat
 
 from annotations.adjudication.rules import adjudication_refusal, may_adjudicate_own
@@ -304,15 +304,34 @@ def _numbers_by_id(pairs):
 
 
 def audit_gold_progress(audit):
-    """{claims, gold, missing, recheck, unsubmitted, blocked} for the audit page's close control (three queries)."""
+    """{claims, gold, missing, waiting_labels, disputed, recheck, unsubmitted, blocked} for the audit page's close
+    control (four queries). Of the claims missing gold, disputed belong to an answer both annotators submitted
+    (agreed claims got their gold then): they wait for adjudication; the others, waiting_labels, wait for an
+    assignment to be submitted (or made: a draft audit is not assigned yet)."""
     claims = audit.claims().count()
     gold = GoldLabel.objects.filter(audit=audit).aggregate(n=Count("pk"), recheck=Count("pk", filter=Q(recheck=True)))
-    unsubmitted = Assignment.objects.filter(audit_answer__audit=audit).exclude(status=SUBMITTED).count()
+    open_work = Assignment.objects.filter(audit_answer__audit=audit).exclude(status=SUBMITTED)
+    unsubmitted = open_work.count()
     missing = max(claims - gold["n"], 0)
+    both_in = (
+        Assignment.objects.filter(audit_answer__audit=audit, status=SUBMITTED)
+        .values("audit_answer__answer_id")
+        .annotate(n=Count("pk"))
+        .filter(n__gte=2)
+        .values("audit_answer__answer_id")
+    )
+    disputed = (
+        audit.claims()
+        .filter(answer_id__in=both_in)
+        .exclude(Exists(GoldLabel.objects.filter(audit=audit, claim=OuterRef("pk"))))
+        .count()
+    )
     return {
         "claims": claims,
         "gold": gold["n"],
         "missing": missing,
+        "waiting_labels": max(missing - disputed, 0),
+        "disputed": disputed,
         "recheck": gold["recheck"],
         "unsubmitted": unsubmitted,
         "blocked": bool(missing or gold["recheck"] or unsubmitted),

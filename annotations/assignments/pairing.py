@@ -40,24 +40,32 @@ def plan_pairs(n_items, annotators):
     return plan
 
 
-def plan_rebalance(assignments, newcomer, loads):
+def plan_rebalance(assignments, newcomer, loads, stranded=()):
     """Moves for adding an annotator mid-audit.
 
     assignments: [(assignment_id, item_id, annotator, other_annotator, movable)] of the audit (movable: not
-    started); loads: {annotator: count} of everyone already in it. Returns [(assignment_id, old_annotator)]
-    to give to the newcomer, taken from the most-loaded annotators until the newcomer is level with them;
-    never both assignments of one item, and spreading the newcomer's partners evenly.
+    started); loads: {annotator: count} of everyone already in it; stranded: annotators who can no longer
+    label (deactivated, or without the role). Returns [(assignment_id, old_annotator)] to give to the
+    newcomer: first every movable assignment of the stranded (nobody else would label it), then from the
+    most-loaded of the others until the newcomer is level with them; never both assignments of one item,
+    and spreading the newcomer's partners evenly.
     """
-    loads = {**loads, newcomer: loads.get(newcomer, 0)}
+    stranded = set(stranded) - {newcomer}
+    busy = {item for _, item, owner, other, _ in assignments if newcomer in (owner, other)}
+    moves, partners = [], {}
+    for aid, item, owner, other, movable in assignments:
+        if owner in stranded and movable and item not in busy:
+            busy.add(item)
+            partners[other] = partners.get(other, 0) + 1
+            moves.append((aid, owner))
+    loads = {p: n for p, n in loads.items() if p not in stranded}
+    loads[newcomer] = loads.get(newcomer, 0) + len(moves)
     rank = {p: i for i, p in enumerate(loads)}
     goal = sum(loads.values()) // len(loads)
-    busy = {item for _, item, owner, other, _ in assignments if newcomer in (owner, other)}
     options = {}
     for aid, item, owner, other, movable in assignments:
-        if movable and item not in busy:
+        if movable and item not in busy and owner not in stranded:
             options.setdefault(owner, []).append((aid, item, other))
-    partners = {}
-    moves = []
     while loads[newcomer] < goal:
         donors = [
             p

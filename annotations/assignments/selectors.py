@@ -91,10 +91,38 @@ def audit_assignments(audit):
     )
 
 
+# The lead's filter on an audit's assignments: status value -> (label, lookup). "Reopened": started again
+# after a reopening, with the lead's reason (a reopened answer that is submitted again counts as submitted).
+ASSIGNMENT_FILTERS = {
+    "assigned": ("Not started", Q(status=S.ASSIGNED)),
+    "started": ("Started", Q(status=S.STARTED, reopen_reason="")),
+    "reopened": ("Reopened", Q(status=S.STARTED) & ~Q(reopen_reason="")),
+    "submitted": ("Submitted", Q(status=S.SUBMITTED)),
+}
+
+
+def filter_assignments(assignments, status=None, annotator_id=None):
+    """The audit's assignments narrowed to one status (a key of ASSIGNMENT_FILTERS) and/or one annotator;
+    an unknown value does not filter."""
+    if status in ASSIGNMENT_FILTERS:
+        assignments = assignments.filter(ASSIGNMENT_FILTERS[status][1])
+    if annotator_id is not None:
+        assignments = assignments.filter(annotator_id=annotator_id)
+    return assignments
+
+
+def audit_annotators(audit):
+    """Everyone holding an assignment of the audit, by name (for the lead's filter)."""
+    return get_user_model().objects.filter(assignments__audit_answer__audit=audit).distinct().order_by("username")
+
+
 def with_reassign_choices(assignments):
     """Each assignment with .choices: the annotators who may take it (anyone with the role but the two
-    annotators of its answer). One query for the annotators, whatever the number of assignments."""
+    annotators of its answer), and .can_label: its annotator is active and still has the role (else its
+    open work waits for a reassignment). One query for the annotators, whatever the number of assignments."""
     people, out = list(annotators()), list(assignments)
+    able = {u.pk for u in people}
     for a in out:
         a.choices = [u for u in people if u.pk not in (a.annotator_id, a.partner_id)]
+        a.can_label = a.annotator_id in able
     return out

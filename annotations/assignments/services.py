@@ -92,6 +92,48 @@ def assignment_reassign(assignment, annotator, user=None):
     return a
 
 
+def _can_label(user):
+    return user.is_active and user.groups.filter(name=roles.ANNOTATOR).exists()
+
+
+@transaction.atomic
+def assignment_restart(assignment, annotator, user=None):
+    """Give the started (or reopened) work of an annotator who can no longer label (deactivated, or the role
+    taken) to another annotator, from the start: their unsubmitted labels are discarded, as nobody could
+    finish them and the audit could never close. Refused while its annotator can still label."""
+    a = (
+        Assignment.objects.select_for_update()
+        .select_related("audit_answer__audit", "audit_answer__answer", "annotator")
+        .get(pk=assignment.pk)
+    )
+    if a.status != Assignment.Status.STARTED:
+        raise ValidationError("Only started work is restarted; one not started is reassigned.")
+    if a.audit_answer.audit.is_closed:
+        raise ValidationError("The audit is closed.")
+    if _can_label(a.annotator):
+        raise ValidationError(f"{a.annotator.get_username()} can still label it: their labels stay with it.")
+    if Assignment.objects.filter(audit_answer_id=a.audit_answer_id, annotator=annotator).exists():
+        raise ValidationError(
+            f"{annotator.get_username()} already labels this answer: the two annotators of an answer must differ."
+        )
+    _check_annotators([annotator])
+    old, discarded = a.annotator.get_username(), a.labels.count()
+    a.labels.all().delete()
+    a.annotator, a.status, a.started_at, a.submitted_at = annotator, Assignment.Status.ASSIGNED, None, None
+    a.active_seconds, a.omission, a.note, a.reopen_reason = 0, False, "", ""
+    a.save()
+    history.record(
+        a.audit_answer.audit,
+        kind="assignment",
+        action="restart",
+        user=user,
+        answer=a.audit_answer.answer,
+        old={"annotator": old, "slot": a.slot, "labels": discarded},
+        new={"annotator": annotator.get_username(), "slot": a.slot},
+    )
+    return a, discarded
+
+
 @transaction.atomic
 def audit_add_annotator(audit, annotator, user=None):
     """Bring a new annotator into a running audit: move unstarted assignments to them until loads are level."""
@@ -108,6 +150,12 @@ def audit_add_annotator(audit, annotator, user=None):
     for _pk, item, who, _status in rows:
         by_item.setdefault(item, []).append(who)
         loads[who] = loads.get(who, 0) + 1
+    # People on the audit who can no longer label (deactivated, or the annotator role taken away).
+    able = set(
+        get_user_model()
+        .objects.filter(pk__in=loads, is_active=True, groups__name=roles.ANNOTATOR)
+        .values_list("pk", flat=True)
+    )
     plan = pairing.plan_rebalance(
         [
             (pk, item, who, next((o for o in by_item[item] if o != who), None), status == Assignment.Status.ASSIGNED)
@@ -115,6 +163,7 @@ def audit_add_annotator(audit, annotator, user=None):
         ],
         annotator.pk,
         loads,
+        stranded=set(loads) - able,
     )
     moved = Assignment.objects.filter(pk__in=[pk for pk, _ in plan], status=Assignment.Status.ASSIGNED)
     count = moved.update(annotator=annotator)

@@ -9,4 +9,5 @@ urlpatterns = [
     path("<int:audit_id>/add-annotator/", views.audit_add_annotator, name="audit_add_annotator"),
     path("<int:audit_id>/assignments/", views.audit_assignments, name="audit_assignments"),
     path("assignments/<int:assignment_id>/reassign/", views.assignment_reassign, name="assignment_reassign"),
+    path("assignments/<int:assignment_id>/restart/", views.assignment_restart, name="assignment_restart"),
 ]

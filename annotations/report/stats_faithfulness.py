@@ -109,7 +109,7 @@ def stratified(groups, min_share, what="data"):
     groups = [(name, N, np.asarray(v, dtype=float)[np.isfinite(np.asarray(v, dtype=float))]) for name, N, v in groups]
     cover = coverage([(name, N, len(v)) for name, N, v in groups], min_share)
     if not cover["strata_covered"]:  # said first: no stratum is to blame when none has any
-        return None, None, cover, f"no stratum has {what}"
+        return None, None, cover, f"no stratum has any {what}"
     if cover["blocking"]:
         return None, None, cover, blocking_why(cover["blocking"], min_share, what)
     if cover["covered_population"] <= 0:

@@ -126,7 +126,12 @@ def fail_rate_series(points, seed=0):
         s = pt["summary"]
         has_data = bool(s["n"]) or bool(s.get("labelled"))
         row = dict(pt)
-        row["change"] = compare(prev, s, seed) if prev and has_data else not_computable("no earlier audit with data")
+        if not has_data:
+            row["change"] = not_computable("this audit has no answer labelled by both annotators yet")
+        elif prev is None:
+            row["change"] = not_computable("no earlier audit with data")
+        else:
+            row["change"] = compare(prev, s, seed)
         row["change"].setdefault("regression", False)
         if has_data:
             prev = s

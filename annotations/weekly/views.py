@@ -10,7 +10,13 @@ from audit.sampling.services import SEED_MAX
 
 
 class LikeForm(forms.Form):
-    week = forms.RegexField(r"^\d{4}-W\d{2}$", required=False, max_length=8, help_text="ISO week, e.g. 2026-W50")
+    week = forms.RegexField(
+        r"^\d{4}-W\d{2}$",
+        required=False,
+        max_length=8,
+        help_text="ISO week, e.g. 2026-W50",
+        error_messages={"invalid": "expected an ISO week like 2026-W50, got “%(value)s”"},
+    )
     name = forms.CharField(required=False, max_length=100)
     seed = forms.IntegerField(required=False, min_value=0, max_value=SEED_MAX)
 
@@ -23,7 +29,8 @@ def audit_like(request, audit_id):
     form = LikeForm(request.POST if request.method == "POST" else request.GET)
     if not form.is_valid():
         error = "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items())
-        return render(request, "weekly/like.html", {"source": source, "plan": None, "error": error}, status=400)
+        ctx = {"source": source, "plan": None, "error": error, "sent_week": form.data.get("week", "")}
+        return render(request, "weekly/like.html", ctx, status=400)
     d = form.cleaned_data
     args = {"week": d["week"] or None, "name": d["name"], "seed": d["seed"]}
     plan, error = None, None
@@ -37,7 +44,8 @@ def audit_like(request, audit_id):
     except (ValidationError, ValueError) as e:
         error = error or _text(e)
     status = 400 if error else 200
-    return render(request, "weekly/like.html", {"source": source, "plan": plan, "error": error}, status=status)
+    ctx = {"source": source, "plan": plan, "error": error, "sent_week": d["week"]}
+    return render(request, "weekly/like.html", ctx, status=status)
 
 
 def _create(request, source, args):

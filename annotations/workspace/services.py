@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotations.adjudication.services import AuditClosed, gold_on_reopen, gold_on_submit
 from annotations.models import Assignment, Label
 from annotations.workspace.selectors import answer_claims, labels_by_claim, own_assignment, own_claim
-from audit import history
+from audit import history, roles
 from audit.models import Audit, AuditStatus, HistoryEvent, Passage, Verdict
 from audit.notify.events import notify_answer_reopened
 from audit.spans import dom_to_raw_offsets
@@ -319,6 +319,10 @@ def assignment_reopen(assignment, user, reason):
         _refuse_closed(assignment)
         if fresh.status != Assignment.Status.SUBMITTED:
             raise Refused("Only a submitted answer can be reopened.")
+        who = assignment.annotator
+        if not (who.is_active and roles.has_role(who, roles.ANNOTATOR)):
+            # Started work keeps its annotator and is never reassigned: nobody could resubmit it.
+            raise Refused(f"{who.get_username()} can no longer label (deactivated or not an annotator).")
         Assignment.objects.filter(pk=assignment.pk).update(
             status=Assignment.Status.STARTED, submitted_at=None, reopen_reason=reason
         )

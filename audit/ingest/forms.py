@@ -48,9 +48,12 @@ class ImportForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        data["dataset_name"] = (data.get("new_dataset") or "").strip() or (data.get("dataset") or "").strip()
+        chosen, typed = (data.get("dataset") or "").strip(), (data.get("new_dataset") or "").strip()
+        data["dataset_name"] = typed or chosen
         if not data["dataset_name"]:
             self.add_error("new_dataset", "Choose a dataset or type a new name.")
+        elif chosen and typed and chosen != typed:  # which one was meant? never guess where answers go
+            self.add_error("new_dataset", f"Choose the dataset {chosen} or type the new name {typed}, not both.")
         data["judge_name"] = (data.get("judge_name") or "").strip() or "external"
         data["format"] = data.get("format") or "auto"
         if data.get("mapping") and data["format"] not in ("auto", "mapping"):

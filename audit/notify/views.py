@@ -31,4 +31,5 @@ def audit_webhook(request, audit_id):
         messages.success(request, "Webhook saved." if d["webhook_url"] else "Webhook removed.")
         return redirect("audit_detail", audit.pk)
     errors = "; ".join(f"{form.fields[f].label} ({f}): {' '.join(e)}" for f, e in form.errors.items())
-    return render(request, "notify/webhook_error.html", {"audit": audit, "errors": errors}, status=400)
+    ctx = {"audit": audit, "errors": errors, "sent_url": request.POST.get("webhook_url", "")}
+    return render(request, "notify/webhook_error.html", ctx, status=400)

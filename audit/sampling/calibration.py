@@ -12,7 +12,8 @@ from django.db import transaction
 
 from audit.models import SCORED_VERDICTS, Audit, AuditAnswer, AuditClaim, JudgeVerdict
 from audit.sampling.allocation import design_table
-from audit.sampling.population import meta_json, meta_path_ok
+from audit.sampling.population import StrataError, check_meta_keys, meta_json, meta_path_ok
+from audit.sampling.population import population as answer_population
 
 VERDICTS = SCORED_VERDICTS
 DEFAULT_SIZE = 200
@@ -69,6 +70,11 @@ def calibration_audit_create(*, name, dataset, version, size=DEFAULT_SIZE, seed=
             {"judge_version": f"{version.label} has no verdicts on the claims of {dataset.name}: judge the dataset "
              "with this version first, or choose a version that judged it"}
         )  # fmt: skip
+    if meta_field:
+        try:  # a misspelt field would make one "meta.x=None" stratum of every claim of a verdict
+            check_meta_keys(answer_population(dataset), [f"meta.{meta_field}"])
+        except StrataError as e:
+            raise ValidationError({"meta_field": str(e)}) from None
     if len(strata) > size:  # equal shares of less than one claim: the first strata by name would take them all
         raise ValidationError(
             {"size": f"{len(strata)} strata share {size} claims: raise the size to {len(strata)} or stratify by "

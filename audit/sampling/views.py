@@ -55,7 +55,8 @@ def audit_new(request):
                 return redirect("audit_detail", audit.id)
     template = "sampling/audit_new.html#preview" if request.htmx else "sampling/audit_new.html"
     status = 400 if form.errors and not request.htmx else 200  # htmx: the preview shows the errors in place
-    return render(request, template, {"form": form, "preview": preview}, status=status)
+    bad_fields = [f for f in form if f.errors] if not request.htmx else []  # the refused create's summary
+    return render(request, template, {"form": form, "preview": preview, "bad_fields": bad_fields}, status=status)
 
 
 @lead_required

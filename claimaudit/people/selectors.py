@@ -1,9 +1,10 @@
 """Reads for the people pages: a fixed number of queries whatever the size of the team."""
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotations.models import Assignment
+from audit import roles
 from audit.models import HistoryEvent
 
 
@@ -19,10 +20,15 @@ def open_assignments(user):
 
 
 def people():
-    """Every user with their groups and their count of open (unsubmitted) assignments: two queries."""
+    """Every user with their groups, their count of open (unsubmitted) assignments and whether they may still
+    label them (active, with the annotator role): two queries."""
+    role = get_user_model().groups.through.objects.filter(user_id=OuterRef("pk"), group__name=roles.ANNOTATOR)
     return (
         get_user_model()
-        .objects.annotate(open_assignments=Count("assignments", filter=open_q("assignments__")))
+        .objects.annotate(
+            open_assignments=Count("assignments", filter=open_q("assignments__")),
+            annotator_role=Exists(role),
+        )
         .prefetch_related("groups")
         .order_by("-is_active", "username")
     )

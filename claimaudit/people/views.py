@@ -2,7 +2,9 @@
 set-password page itself is public: the link's token is the credential."""
 
 from collections import Counter
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
@@ -10,6 +12,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from audit import history
@@ -26,8 +29,15 @@ def people(request):
             return render(request, "people/people.html", {"people": selectors.people(), "form": form}, status=400)
         user = services.person_create(**_fields(form), by=request.user)
         link, mailed = services.set_password_link(user, request, by=request.user)
-        return render(request, "people/link.html", {"person": user, "link": link, "mailed": mailed, "created": True})
+        ctx = {"person": user, "link": link, "mailed": mailed, "created": True, **_link_expiry()}
+        return render(request, "people/link.html", ctx)
     return render(request, "people/people.html", {"people": selectors.people(), "form": form})
+
+
+def _link_expiry():
+    """{issued, expires}: a set-password link made now stops working after PASSWORD_RESET_TIMEOUT."""
+    now = timezone.now()
+    return {"issued": now, "expires": now + timedelta(seconds=settings.PASSWORD_RESET_TIMEOUT)}
 
 
 def _fields(form):
@@ -148,7 +158,8 @@ def person_link(request, user_id):
         messages.error(request, f"{user.username} is deactivated: reactivate them first.")
         return redirect("person", user.pk)
     link, mailed = services.set_password_link(user, request, by=request.user)
-    return render(request, "people/link.html", {"person": user, "link": link, "mailed": mailed, "created": False})
+    ctx = {"person": user, "link": link, "mailed": mailed, "created": False, **_link_expiry()}
+    return render(request, "people/link.html", ctx)
 
 
 class PasswordSetView(auth_views.PasswordResetConfirmView):
