@@ -42,7 +42,7 @@ def test_it_serves_the_estimate_fragment_in_queries_that_do_not_grow(lead, djang
         assert r.status_code == 200
     body = r.content.decode()
     assert body.lstrip().startswith('<section id="estimate"') and "<html" not in body
-    assert "6 answers" in body and "30 stored claims" in body and "30 calls" in body
+    assert "6 answers" in body and "30 stored claims to verify" in body and "30 calls" in body
     assert "30 verify calls x" in body and "with caching:" in body
     assert counts[0] == counts[1]
 
@@ -59,6 +59,18 @@ def test_it_prices_the_offline_baseline_at_nothing(lead):
     answers(ds, 2)
     r = lead.get(reverse("judge_runs"), {"dataset": ds.pk, "backend": "offline"}, **HX)
     assert "no API calls, $0" in r.content.decode()
+
+
+@override_settings(ANTHROPIC_API_KEY="test-key")
+def test_it_says_there_is_nothing_left_to_judge_once_every_claim_has_a_verdict(lead):
+    ds = make_dataset()
+    answers(ds, 2)
+    before = lead.get(reverse("judge_runs"), {"dataset": ds.pk, "backend": "anthropic"}, **HX).content.decode()
+    assert "Nothing left to judge" not in before and "6 stored claims to verify" in before
+    with fake_server():
+        services.judge_run_execute(services.judge_run_create(dataset=ds).pk)
+    after = lead.get(reverse("judge_runs"), {"dataset": ds.pk, "backend": "anthropic"}, **HX).content.decode()
+    assert "Nothing left to judge" in after and "0 stored claims to verify" in after and " 0 calls" in after
 
 
 def test_it_keeps_the_estimate_for_annotators_out(client):
