@@ -1,8 +1,11 @@
+import re
+
 from django.conf import settings
 from django.http import Http404
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 
+from audit.guidelines.render import render_markdown
 from audit.ingest import selectors
 from audit.ingest.forms import ImportForm, max_upload_bytes
 from audit.ingest.services import import_upload
@@ -11,6 +14,22 @@ from audit.roles import lead_required
 
 FORM_OVERHEAD = 64 * 1024  # multipart headers and the other fields
 HTMX_STOP_POLLING = 286  # htmx swaps this response, then stops polling
+
+
+# The import sections of the README (the native shape, the formats) and the tools' shapes, shown in the app.
+IMPORT_DOCS = (("README.md", ("Importing answers", "Import formats")), ("docs/IMPORT_SHAPES.md", None))
+SHAPES_LINK = ("](docs/IMPORT_SHAPES.md)", "](#tool-shapes)")  # the README links the shapes; here they follow
+
+
+def _doc(path, sections):
+    """A Markdown file of the repository, or only its `### ` sections whose titles start so."""
+    try:
+        text = (settings.BASE_DIR / path).read_text(encoding="utf-8")
+    except OSError:
+        return f"*{path} is not part of this installation.*"
+    if sections:
+        text = "".join("## " + part for part in re.split(r"(?m)^### ", text)[1:] if part.startswith(sections))
+    return text
 
 
 def _body_too_big(request):
@@ -81,3 +100,10 @@ def _page(request, form, batch, too_big, status, *, choose_again=False):
         ctx,
         status=200 if request.htmx else status,
     )
+
+
+@lead_required
+def import_formats(request):
+    """What a file to import may hold, as the repository documents it, for a lead without the repository."""
+    docs = [render_markdown(_doc(path, sections).replace(*SHAPES_LINK)) for path, sections in IMPORT_DOCS]
+    return render(request, "ingest/formats.html", {"docs": docs})
