@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotations.adjudication import export, services
 from annotations.models import Assignment, GoldLabel
-from audit.models import AuditAnswer, Claim, JudgeVerdict
+from audit.models import Answer, AuditAnswer, Claim, JudgeVerdict
 from audit.selectors import plain_rows
 from tests.factories import make_gold, make_judge_version, make_labelled_audit, make_user
 
@@ -175,6 +175,21 @@ class ExportTests(TestCase):
             ],
         )
         self.assertEqual(rows[0]["question"], "What is the capital of France?")
+
+    def test_it_exports_each_answers_time_metadata_and_annotators_at_answer_level(self):
+        answer = Answer.objects.get(external_id="W48-ans0")
+        Answer.objects.filter(pk=answer.pk).update(meta={"model": "gen-3", "area": {"b": 1, "a": "é"}})
+        rows = parse_jsonl(export.export_bytes(self.audit, level="answer", fmt="jsonl"))
+        self.assertEqual(rows[0]["answer_meta"], '{"area": {"a": "é", "b": 1}, "model": "gen-3"}')
+        self.assertEqual(rows[0]["created_at"], answer.created_at.isoformat())
+        self.assertEqual(
+            (rows[0]["annotator_a_id"], rows[0]["annotator_b_id"]),
+            tuple(map(export.pseudonym, (self.ann1.id, self.ann2.id))),
+        )
+        named = parse_jsonl(export.export_bytes(self.audit, level="answer", fmt="jsonl", names=True))[0]
+        self.assertEqual((named["annotator_a_id"], named["annotator_b_id"]), ("ann1", "ann2"))
+        table = pq.read_table(io.BytesIO(export.export_bytes(self.audit, level="answer", fmt="parquet")))
+        self.assertEqual(table.column("answer_meta").to_pylist()[0], rows[0]["answer_meta"])
 
     def test_it_gives_names_on_request_and_stable_pseudonyms_otherwise(self):
         rows = parse_jsonl(export.export_bytes(self.audit, fmt="jsonl", names=True))

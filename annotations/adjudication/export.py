@@ -92,6 +92,10 @@ ANSWER_COLUMNS = [
     ("open_disputes", INT),  # claims without gold that both annotators labelled: waiting for the adjudicator
     ("awaiting_labels", INT),  # claims without gold whose answer is not labelled by both annotators yet
     ("gold_recheck", INT),  # adjudicated gold whose labels changed since (counted as gold until decided again)
+    ("created_at", S),  # the answer's time, ISO 8601
+    ("answer_meta", S),  # the answer's metadata (model, product area, ...) as JSON (sorted keys); empty when none
+    ("annotator_a_id", S),
+    ("annotator_b_id", S),
 ]
 # A claim's gold_status: its gold, or why it has none yet, from how many of the answer's two annotators submitted.
 GOLD, RECHECK = "gold", "gold, re-check"
@@ -122,7 +126,15 @@ def _parts(audit, names, every_claim=False):
         AuditAnswer.objects.filter(audit=audit)
         .order_by("position")
         .values(
-            "id", "answer_id", "answer__external_id", "answer__question", "stratum", "inclusion_probability", "weight"
+            "id",
+            "answer_id",
+            "answer__external_id",
+            "answer__question",
+            "answer__created_at",
+            "answer__meta",
+            "stratum",
+            "inclusion_probability",
+            "weight",
         )
     )
     # A calibration sample exports its sampled claims, each with its own stratum, probability and weight.
@@ -287,6 +299,10 @@ def answer_rows(audit, *, names=False):
                 provisional,
                 not no_gold,
                 *pending,
+                it["answer__created_at"].isoformat(),
+                json.dumps(it["answer__meta"], sort_keys=True, ensure_ascii=False) if it["answer__meta"] else None,
+                people.get((it["id"], "A"), {}).get("who"),
+                people.get((it["id"], "B"), {}).get("who"),
             ]
         )
     return out
