@@ -7,7 +7,7 @@
   const rows = () => Array.from(list.querySelectorAll("li.claim")), edit = (el) => el && (el.focus(), el.setSelectionRange(el.value.length, el.value.length)); // typing goes after the note
   const rowOf = (pk) => pk && document.getElementById(`claim-${pk}`), rowId = (el) => el.closest && (el.closest("li.claim") || {}).id;
   const locked = root.dataset.locked === "1", later = [], READ_ONLY = "Read-only: this answer is submitted or the audit is closed.";
-  let current = null, busy = null, refocus = null, pending = 0, last = Date.now(); // busy: the row whose save is in flight
+  let current = null, busy = null, refocus = null, pending = 0, last = Date.now(); // busy: the save in flight
   const marksOf = (pk) => document.querySelectorAll(`.claim-span[data-claim="${pk}"], mark.evidence[data-claims~="${pk}"]`);
   const light = (pk, on) => pk && marksOf(pk).forEach((m) => m.classList.toggle("lit", on));
   function select(pk, scroll) {
@@ -53,13 +53,13 @@
   };
   ["supported", "contradicted", "unsupported", "non_assertive"].forEach((v, i) => { keys[i + 1] = () => press(`[value=${v}]`); });
   NS.keys(keys, (t) => t.closest("li.claim") || rowOf(current));
-  /* A row's response replaces the row, so htmx would drop a control pressed while its row saves: hold it, and press the
-   * held ones again, one a response, on the fresh row by name and value (a flag by name: its fresh value is the state
-   * the saves before it left, so each press turns it the other way). */
-  const control = (id, name, value) => { const r = document.getElementById(id); return r && (r.querySelector(`[name="${name}"][value="${CSS.escape(value)}"]`) || r.querySelector(`[name="${name}"]`)); };
+  /* A response replaces rows, and htmx drops a request queued (hx-sync) on a control no longer in the page: while any save
+   * of the claims, undo or submit is in flight, hold every press and press the held ones again, one a response, a row's on
+   * the fresh row by name and value (a flag by name: its fresh value is the state the saves before it left). */
+  const control = (id, name, value) => { const r = document.getElementById(id); return r && name ? r.querySelector(`[name="${name}"][value="${CSS.escape(value)}"]`) || r.querySelector(`[name="${name}"]`) : r; };
   document.body.addEventListener("htmx:confirm", (ev) => {
     const d = ev.detail, elt = (d.triggeringEvent && d.triggeringEvent.submitter) || d.elt; // the button, or the note
-    if (busy && busy === rowId(elt)) { ev.preventDefault(); later.push([busy, elt.name, elt.value]); }
+    if (busy && d.verb !== "get") { ev.preventDefault(); later.push(rowId(elt) ? [rowId(elt), elt.name, elt.value] : [elt.id]); }
   });
   const focused = (f = document.activeElement) => f && f.tagName === "BUTTON" && rowId(f) && [rowId(f), f.name, f.value];
   document.body.addEventListener("htmx:beforeSwap", () => { refocus = focused(); }); // htmx refocuses only an element with an id
@@ -72,12 +72,12 @@
     }
     if (sel) Object.assign(p, { passage: sel.passage, start: sel.start, end: sel.end, text: sel.text });
     if (elt.id === "submit-box") [p.seconds, pending] = [pending, 0];
-    busy = rowId(elt);
+    if (elt.closest("[hx-sync]")) busy = ev.detail; // its requestConfig; the answer's own fields save beside them
   });
   const FAILED = { 409: "Not saved: the answer is locked.", 422: "Not submitted: see the list below.", 400: "Not saved: see the message." };
   document.body.addEventListener("htmx:afterRequest", (ev) => {
     const xhr = ev.detail.xhr, code = xhr ? xhr.status : 0, elt = ev.detail.elt;
-    if (ev.detail.requestConfig.verb === "get") return; else busy = null; // a dialog's GET leaves the save in flight alone
+    if (ev.detail.requestConfig.verb === "get") return; else if (ev.detail.requestConfig === busy) busy = null; // a dialog's GET leaves it
     const text = /text\/plain/.test(xhr && xhr.getResponseHeader("content-type")) ? xhr.responseText : "";
     if (!code) NS.say("Not saved: no connection. Try again.", true);
     else if (code < 400) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
@@ -85,7 +85,7 @@
     if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);
     const h = later.shift(), el = h && control(...h); // the next held press, queued behind this request (hx-sync)
     if (el && el.tagName === "TEXTAREA") htmx.trigger(el, "change");
-    else if (el) el.click();
+    else if (el) (el.requestSubmit || el.click).call(el); // the submit box is a form
   });
   document.body.addEventListener("htmx:afterSettle", () => {
     if (refocus && control(...refocus)) control(...refocus).focus({ preventScroll: true });

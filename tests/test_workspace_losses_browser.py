@@ -1,0 +1,45 @@
+"""The workspace never drops what the annotator pressed or typed while a save was on its way (real Chromium)."""
+
+import pytest
+
+from annotations.models import Label
+from audit.models import HistoryEvent
+from tests.test_workspace_browser import HOLD_SENDS
+
+pytestmark = pytest.mark.browser
+
+
+def test_it_keeps_presses_on_a_row_queued_behind_another_rows_save(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace(HOLD_SENDS)
+    c1 = a.audit_answer.answer.claims.order_by("position")[1]
+    page.evaluate("window.hold = true")
+    page.keyboard.press("1")  # claim 1: supported, held
+    page.wait_for_function("() => window.held.length === 1")
+    for key in "j3a":  # claim 2, while claim 1 saves: unsupported, then not atomic
+        page.keyboard.press(key)
+    page.evaluate("window.release()")
+    page.wait_for_function("() => window.done === 3")  # claim 1's save, then claim 2's two, in turn
+    page.wait_for_selector(f'#claim-{c1.pk} [name=not_atomic][aria-pressed="true"]')
+    got = Label.objects.get(claim=c1)
+    assert (got.verdict, got.flag_not_atomic) == ("unsupported", True)
+    assert HistoryEvent.objects.filter(kind="label").count() == 3
+    assert page.js_errors == []
+
+
+def test_it_keeps_a_press_queued_behind_an_undo(live_server, page, login, open_workspace, transactional_db):
+    a, c0 = open_workspace(HOLD_SENDS)
+    page.keyboard.press("1")
+    page.wait_for_function("() => window.done === 1")
+    page.evaluate("window.hold = true")
+    page.keyboard.press("u")  # the undo, held: it swaps claim 1's row when it comes back
+    page.wait_for_function("() => window.held.length === 1")
+    for key in "2a":  # claim 1 again, while the undo is on its way
+        page.keyboard.press(key)
+    page.evaluate("window.release()")
+    page.wait_for_function("() => window.done === 4")
+    page.wait_for_selector(f'#claim-{c0.pk} [name=not_atomic][aria-pressed="true"]')
+    got = Label.objects.get(claim=c0)
+    assert (got.verdict, got.flag_not_atomic) == ("contradicted", True)
+    assert page.js_errors == []
