@@ -43,3 +43,30 @@ def test_it_keeps_a_press_queued_behind_an_undo(live_server, page, login, open_w
     got = Label.objects.get(claim=c0)
     assert (got.verdict, got.flag_not_atomic) == ("contradicted", True)
     assert page.js_errors == []
+
+
+def test_it_keeps_what_is_typed_in_the_answer_note_while_the_answer_fields_save(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace(HOLD_SENDS)
+    page.evaluate("window.hold = true")
+    page.keyboard.press("o")  # the omission: its save (held) swaps the answer's fields when it comes back
+    page.wait_for_function("() => window.held.length === 1")
+    page.keyboard.press("m")
+    page.keyboard.type("misses the dosage")
+    page.evaluate("window.release()")
+    page.wait_for_function("() => window.done === 1")
+    assert page.input_value("#answer-note") == "misses the dosage"
+    page.evaluate("window.hold = true")
+    page.keyboard.press("Escape")  # the note saves (held) ...
+    page.wait_for_function("() => window.held.length === 1")
+    page.keyboard.press("m")
+    page.keyboard.type(" for children")  # ... and the annotator goes on typing meanwhile
+    page.evaluate("window.release()")
+    page.wait_for_function("() => window.done === 2")
+    assert page.input_value("#answer-note") == "misses the dosage for children"
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => window.done === 3")
+    a.refresh_from_db()
+    assert (a.omission, a.note) == (True, "misses the dosage for children")
+    assert page.js_errors == []
