@@ -14,8 +14,7 @@
     if (current && current !== pk) { light(current, false); NS.sentenceCursor.hide(); if (rowOf(current)) rowOf(current).classList.remove("current"); }
     const r = rowOf((current = pk));
     if (!r) return;
-    r.classList.add("current");
-    light(pk, true);
+    r.classList.add("current"), light(pk, true);
     if (scroll) { r.focus({ preventScroll: true }); marksOf(pk).forEach((m) => m.scrollIntoView({ block: "nearest" })); r.scrollIntoView({ block: "nearest" }); } // the row last: in one column it wins
   }
   function move(step) {
@@ -82,6 +81,7 @@
     if (!code) NS.say("Not saved: no connection. Try again.", true);
     else if (code < 400) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
     else NS.say(text || FAILED[code] || `Not saved (error ${code}). Try again.`, true);
+    if (elt.type === "checkbox" && !(code > 0 && code < 400)) elt.checked = !elt.checked; // not saved (401, 403, offline): as stored
     if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);
     const h = later.shift(), el = h && control(...h); // the next held press, queued behind this request (hx-sync)
     if (el && el.tagName === "TEXTAREA") htmx.trigger(el, "change");

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotations.models import Label
+from annotations.models import Assignment, Label
 from audit.models import HistoryEvent
 from tests.test_workspace_browser import HOLD_SENDS
 
@@ -69,4 +69,18 @@ def test_it_keeps_what_is_typed_in_the_answer_note_while_the_answer_fields_save(
     page.wait_for_function("() => window.done === 3")
     a.refresh_from_db()
     assert (a.omission, a.note) == (True, "misses the dosage for children")
+    assert page.js_errors == []
+
+
+def test_it_unchecks_the_omission_a_refused_save_did_not_record(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace()
+    cookies = page.context.cookies()
+    page.context.clear_cookies()  # the session ended (idle timeout, or a logout in another tab)
+    page.context.add_cookies([c for c in cookies if c["name"] != "sessionid"])
+    page.keyboard.press("o")
+    page.wait_for_function("() => /logged out/.test(document.querySelector('#save-status').textContent)")
+    assert page.is_checked("#omission") is False  # as stored: the box does not claim a save that never happened
+    assert Assignment.objects.get(pk=a.pk).omission is False
     assert page.js_errors == []
