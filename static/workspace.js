@@ -83,7 +83,7 @@
     else NS.say(text || FAILED[code] || `Not saved (error ${code}). Try again.`, true);
     if (elt.type === "checkbox" && !(code > 0 && code < 400)) elt.checked = !elt.checked; // not saved (401, 403, offline): as stored
     if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);
-    const h = later.shift(), el = h && control(...h); // the next held press, queued behind this request (hx-sync)
+    const h = !(xhr && xhr.getResponseHeader("HX-Refresh")) && later.shift(), el = h && control(...h); // the next held press (none if the page reloads: it says so)
     if (el && el.tagName === "TEXTAREA") htmx.trigger(el, "change");
     else if (el) (el.requestSubmit || el.click).call(el); // the submit box is a form
   });

@@ -84,3 +84,22 @@ def test_it_unchecks_the_omission_a_refused_save_did_not_record(
     assert page.is_checked("#omission") is False  # as stored: the box does not claim a save that never happened
     assert Assignment.objects.get(pk=a.pk).omission is False
     assert page.js_errors == []
+
+
+def test_it_says_what_was_pressed_last_was_not_saved_when_the_page_reloads_read_only(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace(HOLD_SENDS)
+    page.evaluate("window.hold = true")
+    page.keyboard.press("2")  # contradicted: held on its way ...
+    page.wait_for_function("() => window.held.length === 1")
+    page.keyboard.press("a")  # ... and a flag pressed behind it
+    Assignment.objects.filter(pk=a.pk).update(status="submitted")  # meanwhile submitted in another tab
+    with page.expect_navigation():
+        page.evaluate("window.release()")  # refused (409): the page reloads read-only
+    page.wait_for_selector(".ws-locked")
+    assert "Not saved" in page.locator(".messages").inner_text()  # not a silent reload
+    assert not Label.objects.filter(claim=c0).exists()
+    page.goto(f"{live_server.url}/label/queue/{a.audit_answer.audit_id}/")
+    assert page.locator(".messages").count() == 0  # said once, on the reloaded page only
+    assert page.js_errors == []
