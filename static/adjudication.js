@@ -64,5 +64,5 @@
     if (!open.length && root.querySelector(".kind-disputed")) document.querySelector("[data-answer-status]").textContent = `Every disputed claim of this answer is settled: ${where}`;
   }
   htmx.process(document.body); // now, not at DOMContentLoaded: a save pressed at once goes through htmx
-  setCurrent(root.querySelector(`.claim-block[data-claim="${claim.value}"]`) || blocks()[0], false);
+  setCurrent(root.querySelector(`.claim-block[data-claim="${claim.value}"]`) || blocks()[0], false), announceDone(); // settled by "take for all", say where ] goes
 })();

@@ -34,3 +34,25 @@ def test_it_marks_the_gold_span_on_its_own_text_not_with_a_line_that_reads_as_th
     legend = page.locator(".legend mark.gold").evaluate(style)
     assert legend == [top, tint]
     assert page.js_errors == []
+
+
+def test_it_says_where_the_next_press_of_bracket_goes_once_take_for_all_settled_the_answer(
+    live_server, page, login, transactional_db
+):
+    adj, audit, items = setup(n_answers=2)
+    login(page, adj)
+    page.goto(f"{live_server.url}/adjudicate/{audit.id}/answers/{items[0].id}/")
+    page.wait_for_selector(".claim-block.current")
+    for _ in range(6):  # keyboard only: back from the current claim to the "take for all" form
+        page.keyboard.press("Shift+Tab")
+        if page.evaluate("document.activeElement.name") == "slot":
+            break
+    page.keyboard.press("ArrowDown")  # B's
+    page.keyboard.press("Tab")
+    page.keyboard.type("B read the passages")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_selector("text=Took B's label for 2 claims.")
+    status = page.locator("[data-answer-status]")
+    assert "Every disputed claim of this answer is settled: press ] for the next answer" in status.inner_text()
+    assert page.js_errors == []
