@@ -13,8 +13,7 @@
   function select(pk, scroll) {
     if (current && current !== pk) { light(current, false); NS.sentenceCursor.hide(); if (rowOf(current)) rowOf(current).classList.remove("current"); }
     const r = rowOf((current = pk));
-    if (!r) return;
-    r.classList.add("current"), light(pk, true);
+    if (!r) return; else r.classList.add("current"), light(pk, true);
     if (scroll) { r.focus({ preventScroll: true }); marksOf(pk).forEach((m) => m.scrollIntoView({ block: "nearest" })); r.scrollIntoView({ block: "nearest" }); } // the row last: in one column it wins
   }
   function move(step) {
@@ -41,7 +40,8 @@
     if (span && !String(getSelection()) && !ev.target.closest("a")) select(span.dataset.claim || span.dataset.claims.split(" ")[0], true);
     if (go) { ev.preventDefault(); select(go.dataset.goto, true); }
   });
-  const click = (sel, none) => () => { const el = $(sel); if (el && !el.disabled) el.click(); else if (el || none) NS.say(el ? READ_ONLY : none, true); };
+  const click = (sel, none) => () => { // [ and ] wait for the saves in flight and the presses held behind them
+    const el = $(sel); if (el && el.tagName === "A" && busy) later.push([el.id]); else if (el && !el.disabled) el.click(); else if (el || none) NS.say(el ? READ_ONLY : none, true); };
   const keys = {
     j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1), "?": click("[data-dialog=shortcuts]"),
     e: () => press("[value=attach]"), x: () => press("[value=clear]"), 0: () => press("[value='']"), Backspace: () => press("[value='']"),

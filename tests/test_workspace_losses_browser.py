@@ -4,6 +4,7 @@ import pytest
 
 from annotations.models import Assignment, Label
 from audit.models import HistoryEvent
+from tests.factories import make_assigned_audit, make_user
 from tests.test_workspace_browser import HOLD_SENDS
 
 pytestmark = pytest.mark.browser
@@ -102,4 +103,27 @@ def test_it_says_what_was_pressed_last_was_not_saved_when_the_page_reloads_read_
     assert not Label.objects.filter(claim=c0).exists()
     page.goto(f"{live_server.url}/label/queue/{a.audit_answer.audit_id}/")
     assert page.locator(".messages").count() == 0  # said once, on the reloaded page only
+    assert page.js_errors == []
+
+
+def test_it_goes_to_the_next_answer_only_once_the_presses_made_before_are_saved(
+    live_server, page, login, transactional_db
+):
+    ann = make_user("ann", "annotator")
+    _, mine = make_assigned_audit(ann, n_answers=2, n_claims=2, n_passages=2)
+    c0, c1 = mine[0].audit_answer.answer.claims.order_by("position")
+    page.add_init_script(HOLD_SENDS)
+    login(page, ann)
+    page.goto(f"{live_server.url}/label/{mine[0].pk}/")
+    page.wait_for_selector(f"#claim-{c0.pk}.current")
+    page.evaluate("window.hold = true")
+    page.keyboard.press("1")  # its save held on its way
+    page.wait_for_function("() => window.held.length === 1")
+    for key in "j3]":  # claim 2 pressed behind it (held by the page), then on to the next answer
+        page.keyboard.press(key)
+    assert page.url.endswith(f"/label/{mine[0].pk}/")  # not yet: leaving now would drop the press held
+    with page.expect_navigation(url=f"**/label/{mine[1].pk}/"):
+        page.evaluate("window.release()")
+    got = {lab.claim_id: lab.verdict for lab in Label.objects.filter(assignment=mine[0])}
+    assert got == {c0.pk: "supported", c1.pk: "unsupported"}
     assert page.js_errors == []
