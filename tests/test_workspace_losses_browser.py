@@ -127,3 +127,22 @@ def test_it_goes_to_the_next_answer_only_once_the_presses_made_before_are_saved(
     got = {lab.claim_id: lab.verdict for lab in Label.objects.filter(assignment=mine[0])}
     assert got == {c0.pk: "supported", c1.pk: "unsupported"}
     assert page.js_errors == []
+
+
+def test_it_attaches_the_sentence_pointed_at_when_e_was_pressed_though_the_cursor_moved_on_before_it_was_sent(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace(HOLD_SENDS)
+    page.evaluate("window.hold = true")
+    page.keyboard.press("1")  # its save held on its way
+    page.wait_for_function("() => window.held.length === 1")
+    for key in "p1e":  # the sentence cursor on passage 1, attached: held by the page behind the verdict
+        page.keyboard.press(key)
+    for key in "p2j":  # already looking at passage 2, and on to the next claim
+        page.keyboard.press(key)
+    page.evaluate("window.release()")
+    page.wait_for_function("() => window.done === 2")
+    label = Label.objects.get(claim=c0)
+    assert label.evidence_passage.position == 0
+    assert label.evidence_text == "Passage 1: Paris is the capital of France."
+    assert page.js_errors == []
