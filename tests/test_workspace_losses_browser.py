@@ -146,3 +146,20 @@ def test_it_attaches_the_sentence_pointed_at_when_e_was_pressed_though_the_curso
     assert label.evidence_passage.position == 0
     assert label.evidence_text == "Passage 1: Paris is the capital of France."
     assert page.js_errors == []
+
+
+def test_a_refused_submit_shows_the_rows_it_names_as_stored_when_another_tab_changed_them(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace()
+    for key in "4j4":  # both claims non-assertive in this tab
+        page.keyboard.press(key)
+    c1 = a.audit_answer.answer.claims.order_by("position")[1]
+    page.wait_for_selector(f'#claim-{c1.pk} [value=non_assertive][aria-pressed="true"]')
+    Label.objects.filter(claim=c0).update(verdict="supported")  # changed in another tab: supported, no evidence
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_selector(f"#submit-box [data-goto='{c0.pk}']")  # refused: claim 1 needs evidence ...
+    # ... and its row says why: supported, as stored, not the non-assertive this tab last showed
+    page.wait_for_selector(f'#claim-{c0.pk} [value=supported][aria-pressed="true"]')
+    assert page.locator(f"#claim-{c0.pk} .ev-warn").count() == 1
+    assert page.js_errors == []

@@ -173,6 +173,14 @@ def answer_fields(request, a):
     return _refused(request, render(request, f"{PAGE}#answer_fields", _ctx(a, error=error), status=status), refusal)
 
 
+def _listed_rows(request, a, e):
+    """The rows a refused submit names, as stored, out of band: another tab may have changed them since this page
+    drew them, and the list must not point at a row that shows nothing wrong. A fixed number of queries."""
+    listed = {claim.pk for claim, _ in getattr(e, "problems", [])}
+    rows = [r for r in selectors.workspace(a)["rows"] if r.claim.pk in listed] if listed else []
+    return "".join(render_to_string(f"{PAGE}#claim", _ctx(a, row=r, oob=True), request) for r in rows)
+
+
 @owned("POST")
 def submit(request, a):
     try:
@@ -183,7 +191,8 @@ def submit(request, a):
             return redirect("workspace", a.pk)
         status = 409 if isinstance(e, services.Refused) else 422  # 422: the claims listed are not ready
         ctx = _ctx(a, error=str(e), problems=_grouped(getattr(e, "problems", [])))
-        return _refused(request, render(request, f"{PAGE}#submit_box", ctx, status=status), e)
+        html = render_to_string(f"{PAGE}#submit_box", ctx, request) + _listed_rows(request, a, e)
+        return _refused(request, HttpResponse(html, status=status), e)
     nxt = selectors.progress(a)["next_open_id"]
     url = reverse("workspace", args=[nxt]) if nxt else reverse("queue", args=[a.audit_answer.audit_id])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
