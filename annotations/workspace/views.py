@@ -98,7 +98,7 @@ def _refused(request, response, e):
     change, and any the page held behind it) was not saved."""
     if isinstance(e, services.Refused):
         response["HX-Refresh"] = "true"
-        messages.warning(request, f"Not saved: your last change reached the answer after it was locked. {e}")
+        messages.error(request, "Not saved: your last change came after this answer was locked (see below).")
     return response
 
 
