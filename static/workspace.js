@@ -79,7 +79,7 @@
     if (ev.detail.requestConfig.verb === "get") return; else if (ev.detail.requestConfig === busy) busy = null; // a dialog's GET leaves it
     const text = /text\/plain/.test(xhr && xhr.getResponseHeader("content-type")) ? xhr.responseText : "";
     if (!code) NS.say("Not saved: no connection. Try again.", true);
-    else if (code < 400) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
+    else if (code < 400) { NS.say(elt.id === "undo" ? "Undone" : ev.detail.requestConfig.elt.id !== "omission" ? "Saved" : `Saved: the answer ${$("#omission").checked ? "omits something the question needed" : "omits nothing"} (o)`); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
     else NS.say(text || FAILED[code] || `Not saved (error ${code}). Try again.`, true);
     if (elt.type === "checkbox" && !(code > 0 && code < 400)) elt.checked = !elt.checked; // not saved (401, 403, offline): as stored
     if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);

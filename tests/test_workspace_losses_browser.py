@@ -163,3 +163,16 @@ def test_a_refused_submit_shows_the_rows_it_names_as_stored_when_another_tab_cha
     page.wait_for_selector(f'#claim-{c0.pk} [value=supported][aria-pressed="true"]')
     assert page.locator(f"#claim-{c0.pk} .ev-warn").count() == 1
     assert page.js_errors == []
+
+
+def test_it_says_which_way_o_turned_the_omission_which_may_be_out_of_view(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace()
+    saved = "() => /^Saved: the answer omits %s/.test(document.querySelector('#save-status').textContent)"
+    page.keyboard.press("o")
+    page.wait_for_function(saved % "something")
+    page.keyboard.press("o")
+    page.wait_for_function(saved % "nothing")
+    assert Assignment.objects.get(pk=a.pk).omission is False
+    assert page.js_errors == []
