@@ -56,3 +56,16 @@ def test_it_says_where_the_next_press_of_bracket_goes_once_take_for_all_settled_
     status = page.locator("[data-answer-status]")
     assert "Every disputed claim of this answer is settled: press ] for the next answer" in status.inner_text()
     assert page.js_errors == []
+
+
+def test_it_greys_the_evidence_choice_a_verdict_takes_none_of_and_keeps_it_legible(
+    live_server, page, login, transactional_db
+):
+    adj, audit, [item] = setup()
+    login(page, adj)
+    page.goto(f"{live_server.url}/adjudicate/{audit.id}/answers/{item.id}/")
+    page.wait_for_selector(".claim-block.current")
+    page.keyboard.press("3")  # unsupported: no evidence
+    page.wait_for_selector(".claim-block.current .gold-evidence.unused")
+    assert page.axe() == []  # contrast: its "Use selection" button was faded below AA
+    assert page.js_errors == []
