@@ -28,7 +28,7 @@
   }
   function take(slot) {
     const v = current && current.dataset[`${slot}Verdict`];
-    if (v) { verdict(v); if (!check("evidence", slot)) check("evidence", "none"); }
+    if (v) { verdict(v); if (!check("evidence", slot)) check("evidence", "none"); NS.say(`${slot.toUpperCase()}'s label taken (${v.replace("_", "-")}), not saved yet: r for the reason, then Enter.`); }
   }
   function takeSelection(block) {
     const f = block && block.querySelector("form.gold-form"), s = NS.evidence(), out = f && f.querySelector(".new-evidence");
