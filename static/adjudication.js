@@ -28,7 +28,7 @@
   }
   function take(slot) {
     const v = current && current.dataset[`${slot}Verdict`];
-    if (v) { verdict(v); if (!check("evidence", slot)) check("evidence", "none"); }
+    if (v) { verdict(v); if (!check("evidence", slot)) check("evidence", "none"); NS.say(`${slot.toUpperCase()}'s label taken (${v.replace("_", "-")}), not saved yet: r for the reason, then Enter.`); }
   }
   function takeSelection(block) {
     const f = block && block.querySelector("form.gold-form"), s = NS.evidence(), out = f && f.querySelector(".new-evidence");
@@ -64,5 +64,5 @@
     if (!open.length && root.querySelector(".kind-disputed")) document.querySelector("[data-answer-status]").textContent = `Every disputed claim of this answer is settled: ${where}`;
   }
   htmx.process(document.body); // now, not at DOMContentLoaded: a save pressed at once goes through htmx
-  setCurrent(root.querySelector(`.claim-block[data-claim="${claim.value}"]`) || blocks()[0], false);
+  setCurrent(root.querySelector(`.claim-block[data-claim="${claim.value}"]`) || blocks()[0], false), announceDone(); // settled by "take for all", say where ] goes
 })();

@@ -134,7 +134,7 @@
     },
     jump: (n) => place(n - 1, 0) || NS.say(`There is no passage ${n}.`, true),
     redraw: () => draw(false),
-    hide: () => { shown = false; draw(false); },
+    hide: () => { if (shown && /^Evidence: p/.test(document.querySelector("[data-evidence-status]").textContent)) NS.say("Sentence cursor put away for this claim: . or , brings it back."); shown = false; draw(false); },
     current: () => { const loc = shown && locate(); return loc ? rangeInPassage(cursorRange(loc), loc.all[loc.p]) : null; },
   };
   NS.evidence = () => fromSelection() || cached || NS.sentenceCursor.current();

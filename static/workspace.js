@@ -7,15 +7,13 @@
   const rows = () => Array.from(list.querySelectorAll("li.claim")), edit = (el) => el && (el.focus(), el.setSelectionRange(el.value.length, el.value.length)); // typing goes after the note
   const rowOf = (pk) => pk && document.getElementById(`claim-${pk}`), rowId = (el) => el.closest && (el.closest("li.claim") || {}).id;
   const locked = root.dataset.locked === "1", later = [], READ_ONLY = "Read-only: this answer is submitted or the audit is closed.";
-  let current = null, busy = null, refocus = null, pending = 0, last = Date.now(); // busy: the row whose save is in flight
+  let current = null, busy = null, replay = null, refocus = null, pending = 0, last = Date.now(); // busy: the save in flight
   const marksOf = (pk) => document.querySelectorAll(`.claim-span[data-claim="${pk}"], mark.evidence[data-claims~="${pk}"]`);
   const light = (pk, on) => pk && marksOf(pk).forEach((m) => m.classList.toggle("lit", on));
   function select(pk, scroll) {
     if (current && current !== pk) { light(current, false); NS.sentenceCursor.hide(); if (rowOf(current)) rowOf(current).classList.remove("current"); }
     const r = rowOf((current = pk));
-    if (!r) return;
-    r.classList.add("current");
-    light(pk, true);
+    if (!r) return; else r.classList.add("current"), light(pk, true);
     if (scroll) { r.focus({ preventScroll: true }); marksOf(pk).forEach((m) => m.scrollIntoView({ block: "nearest" })); r.scrollIntoView({ block: "nearest" }); } // the row last: in one column it wins
   }
   function move(step) {
@@ -42,7 +40,8 @@
     if (span && !String(getSelection()) && !ev.target.closest("a")) select(span.dataset.claim || span.dataset.claims.split(" ")[0], true);
     if (go) { ev.preventDefault(); select(go.dataset.goto, true); }
   });
-  const click = (sel, none) => () => { const el = $(sel); if (el && !el.disabled) el.click(); else if (el || none) NS.say(el ? READ_ONLY : none, true); };
+  const click = (sel, none) => () => { // [ and ] wait for the saves in flight and the presses held behind them
+    const el = $(sel); if (el && el.tagName === "A" && busy) later.push([[el.id]]); else if (el && !el.disabled) el.click(); else if (el || none) NS.say(el ? READ_ONLY : none, true); };
   const keys = {
     j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1), "?": click("[data-dialog=shortcuts]"),
     e: () => press("[value=attach]"), x: () => press("[value=clear]"), 0: () => press("[value='']"), Backspace: () => press("[value='']"),
@@ -53,39 +52,40 @@
   };
   ["supported", "contradicted", "unsupported", "non_assertive"].forEach((v, i) => { keys[i + 1] = () => press(`[value=${v}]`); });
   NS.keys(keys, (t) => t.closest("li.claim") || rowOf(current));
-  /* A row's response replaces the row, so htmx would drop a control pressed while its row saves: hold it, and press the
-   * held ones again, one a response, on the fresh row by name and value (a flag by name: its fresh value is the state
-   * the saves before it left, so each press turns it the other way). */
-  const control = (id, name, value) => { const r = document.getElementById(id); return r && (r.querySelector(`[name="${name}"][value="${CSS.escape(value)}"]`) || r.querySelector(`[name="${name}"]`)); };
+  /* A response replaces rows, and htmx drops a request queued (hx-sync) on a control no longer in the page: while a save of
+   * the claims, undo or submit is in flight, hold every press (an attach with the evidence pointed at then) and press them
+   * again, one a response, a row's on the fresh row by name and value (a flag by name: its fresh value is the last saved). */
+  const control = (id, name, value) => { const r = document.getElementById(id); return r && name ? r.querySelector(`[name="${name}"][value="${CSS.escape(value)}"]`) || r.querySelector(`[name="${name}"]`) : r; };
   document.body.addEventListener("htmx:confirm", (ev) => {
     const d = ev.detail, elt = (d.triggeringEvent && d.triggeringEvent.submitter) || d.elt; // the button, or the note
-    if (busy && busy === rowId(elt)) { ev.preventDefault(); later.push([busy, elt.name, elt.value]); }
+    if (busy && d.verb !== "get") ev.preventDefault(), later.push([rowId(elt) ? [rowId(elt), elt.name, elt.value] : [elt.id], elt.value === "attach" && NS.evidence()]);
   });
   const focused = (f = document.activeElement) => f && f.tagName === "BUTTON" && rowId(f) && [rowId(f), f.name, f.value];
   document.body.addEventListener("htmx:beforeSwap", () => { refocus = focused(); }); // htmx refocuses only an element with an id
   document.body.addEventListener("htmx:configRequest", (ev) => {
-    const elt = ev.detail.elt, p = ev.detail.parameters, sel = p.evidence === "attach" && NS.evidence();
-    if (ev.detail.verb === "get") return; else NS.say("Saving…"); // a GET fills a dialog: not a save
+    const elt = ev.detail.elt, p = ev.detail.parameters, sel = p.evidence === "attach" && (replay ? replay[1] : NS.evidence());
+    if (ev.detail.verb === "get") return; else NS.say("Saving…"), (replay = null); // a GET fills a dialog: not a save
     if (p.evidence === "attach" && (!sel || sel.error)) {
       ev.preventDefault(); // the text selected in a passage, else the sentence cursor
       return NS.say(sel ? sel.error : "Select the evidence text in a passage (or move the sentence cursor with . and ,), then press e.", true);
     }
     if (sel) Object.assign(p, { passage: sel.passage, start: sel.start, end: sel.end, text: sel.text });
     if (elt.id === "submit-box") [p.seconds, pending] = [pending, 0];
-    busy = rowId(elt);
+    if (elt.closest("[hx-sync]")) busy = ev.detail; // its requestConfig; the answer's own fields save beside them
   });
   const FAILED = { 409: "Not saved: the answer is locked.", 422: "Not submitted: see the list below.", 400: "Not saved: see the message." };
   document.body.addEventListener("htmx:afterRequest", (ev) => {
     const xhr = ev.detail.xhr, code = xhr ? xhr.status : 0, elt = ev.detail.elt;
-    if (ev.detail.requestConfig.verb === "get") return; else busy = null; // a dialog's GET leaves the save in flight alone
+    if (ev.detail.requestConfig.verb === "get") return; else if (ev.detail.requestConfig === busy) busy = null; // a dialog's GET leaves it
     const text = /text\/plain/.test(xhr && xhr.getResponseHeader("content-type")) ? xhr.responseText : "";
     if (!code) NS.say("Not saved: no connection. Try again.", true);
-    else if (code < 400) { NS.say(elt.id === "undo" ? "Undone" : "Saved"); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
+    else if (code < 400) { NS.say(elt.id === "undo" ? "Undone" : ev.detail.requestConfig.elt.id !== "omission" ? "Saved" : `Saved: the answer ${$("#omission").checked ? "omits something the question needed" : "omits nothing"} (o)`); if (ev.detail.requestConfig.parameters.evidence === "attach") NS.clearPassageSelection(); }
     else NS.say(text || FAILED[code] || `Not saved (error ${code}). Try again.`, true);
+    if (elt.type === "checkbox" && !(code > 0 && code < 400)) elt.checked = !elt.checked; // not saved (401, 403, offline): as stored
     if (code === 422 && $("#submit-box [data-goto]")) select($("#submit-box [data-goto]").dataset.goto, true);
-    const h = later.shift(), el = h && control(...h); // the next held press, queued behind this request (hx-sync)
-    if (el && el.tagName === "TEXTAREA") htmx.trigger(el, "change");
-    else if (el) el.click();
+    const h = !(xhr && xhr.getResponseHeader("HX-Refresh")) && later.shift(), el = h && control(...h[0]); // the next held press (none if the page reloads: it says so)
+    replay = el && h; // its evidence, for its configRequest (this tick, once htmx releases the request lock)
+    if (el) el.tagName === "TEXTAREA" ? htmx.trigger(el, "change") : (el.requestSubmit || el.click).call(el); // the submit box is a form
   });
   document.body.addEventListener("htmx:afterSettle", () => {
     if (refocus && control(...refocus)) control(...refocus).focus({ preventScroll: true });

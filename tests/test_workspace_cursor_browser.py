@@ -140,3 +140,18 @@ def test_it_takes_the_sentence_cursor_as_gold_evidence(live_server, page, login,
     page.keyboard.press("?")
     assert page.locator("#adjudication-help").get_by_text("sentence cursor: next / previous").is_visible()
     assert page.js_errors == []
+
+
+def test_it_does_not_keep_announcing_a_sentence_the_cursor_left_behind_on_another_claim(
+    live_server, page, login, open_workspace, transactional_db
+):
+    a, c0 = open_workspace()
+    page.keyboard.press("p")
+    page.keyboard.press("2")
+    assert status(page).startswith("Evidence: passage 2, sentence 1")
+    page.keyboard.press("j")  # another claim: the cursor hides, e would not attach that sentence
+    assert not status(page).startswith("Evidence:")
+    assert ". or ," in status(page)  # how to bring it back
+    page.keyboard.press(".")
+    assert status(page).startswith("Evidence: passage 2")
+    assert page.js_errors == []

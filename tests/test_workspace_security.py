@@ -201,6 +201,24 @@ class QueryCountTests(TestCase):
         # update, the history row: 6, plus the savepoint pair a TestCase wraps around the service's atomic
         self.assertEqual(saves[0], 8)
 
+    def test_it_answers_a_refused_submit_with_its_rows_in_queries_constant_in_claims(self):
+        ann = make_user("ann", "annotator")
+        _, small = make_assigned_audit(ann, name="small", n_answers=1, n_claims=2, n_passages=2)
+        _, big = make_assigned_audit(ann, name="big", n_answers=1, n_claims=40, n_passages=20)
+        self.client.force_login(ann)
+        counts = []
+        for a in (small[0], big[0]):
+            claims = list(a.audit_answer.answer.claims.all())
+            for c in claims:  # supported without evidence: every claim is listed, and its row sent back
+                Label.objects.create(assignment=a, claim=c, verdict="supported")
+            Assignment.objects.filter(pk=a.pk).update(status="started")
+            with CaptureQueriesContext(connection) as ctx:
+                r = self.client.post(f"/label/{a.pk}/submit/", headers=HX)
+            self.assertEqual(r.status_code, 422)
+            self.assertEqual(r.content.decode().count('hx-swap-oob="true"'), len(claims))
+            counts.append(len(ctx))
+        self.assertEqual(counts[0], counts[1])
+
     def test_it_keeps_home_queries_constant(self):
         ann = make_user("ann", "annotator")
         make_assigned_audit(ann, name="w1", n_answers=2)

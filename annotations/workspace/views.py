@@ -92,11 +92,13 @@ def _status(e):
     return 409 if isinstance(e, services.Refused) else 400
 
 
-def _refused(response, e):
+def _refused(request, response, e):
     """A refusal of the workspace is the answer being locked (submitted in another tab, or the audit closed): the
-    page reloads read-only rather than failing one control at a time."""
+    page reloads read-only rather than failing one control at a time, and says that what was pressed last (this
+    change, and any the page held behind it) was not saved."""
     if isinstance(e, services.Refused):
         response["HX-Refresh"] = "true"
+        messages.error(request, "Not saved: your last change came after this answer was locked (see below).")
     return response
 
 
@@ -140,7 +142,7 @@ def label_save(request, assignment_id, claim_id):
         a = selectors.own_assignment(request.user, assignment_id)
         claim = selectors.own_claim(a, claim_id)
         ctx = _ctx(a, row=selectors.row(a, claim), error=str(e))
-        return _refused(render(request, f"{PAGE}#claim", ctx, status=_status(e)), e)
+        return _refused(request, render(request, f"{PAGE}#claim", ctx, status=_status(e)), e)
     html = _row_html(request, a, claim, label, old)
     if request.POST.get("problems_shown"):
         html += _problems_box(request, a)
@@ -153,7 +155,7 @@ def undo(request, a):
     try:
         claim, label, old = services.claim_label_undo(a, user=request.user)
     except (services.Refused, services.Invalid) as e:
-        return _refused(HttpResponse(str(e), status=_status(e), content_type="text/plain"), e)
+        return _refused(request, HttpResponse(str(e), status=_status(e), content_type="text/plain"), e)
     html = _row_html(request, a, claim, label, old, oob=True, fresh_note=True)
     return HttpResponse(html + (_problems_box(request, a) if request.POST.get("problems_shown") else ""))
 
@@ -168,7 +170,15 @@ def answer_fields(request, a):
         services.assignment_fields_save(a, user=request.user, **kw)
     except (services.Refused, services.Invalid) as e:
         status, error, refusal = _status(e), str(e), e
-    return _refused(render(request, f"{PAGE}#answer_fields", _ctx(a, error=error), status=status), refusal)
+    return _refused(request, render(request, f"{PAGE}#answer_fields", _ctx(a, error=error), status=status), refusal)
+
+
+def _listed_rows(request, a, e):
+    """The rows a refused submit names, as stored, out of band: another tab may have changed them since this page
+    drew them, and the list must not point at a row that shows nothing wrong. A fixed number of queries."""
+    listed = {claim.pk for claim, _ in getattr(e, "problems", [])}
+    rows = [r for r in selectors.workspace(a)["rows"] if r.claim.pk in listed] if listed else []
+    return "".join(render_to_string(f"{PAGE}#claim", _ctx(a, row=r, oob=True), request) for r in rows)
 
 
 @owned("POST")
@@ -181,7 +191,8 @@ def submit(request, a):
             return redirect("workspace", a.pk)
         status = 409 if isinstance(e, services.Refused) else 422  # 422: the claims listed are not ready
         ctx = _ctx(a, error=str(e), problems=_grouped(getattr(e, "problems", [])))
-        return _refused(render(request, f"{PAGE}#submit_box", ctx, status=status), e)
+        html = render_to_string(f"{PAGE}#submit_box", ctx, request) + _listed_rows(request, a, e)
+        return _refused(request, HttpResponse(html, status=status), e)
     nxt = selectors.progress(a)["next_open_id"]
     url = reverse("workspace", args=[nxt]) if nxt else reverse("queue", args=[a.audit_answer.audit_id])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
