@@ -11,6 +11,7 @@ import json
 import pandas as pd
 
 from audit.models import Answer
+from tests.test_import_more_shapes import PHOENIX as PHOENIX_SPANS
 from tests.test_import_real_shapes import REAL, Upload, passages, texts
 
 TRULENS = "\n".join(
@@ -22,16 +23,7 @@ TRULENS = "\n".join(
         "created_at=record_json.ts",
     ]
 )
-PHOENIX = "\n".join(
-    [
-        "question=attributes.input.value",
-        "answer=attributes.output.value",
-        "passages=attributes.retrieval.documents",
-        "passage.id=document.id",
-        "passage.text=document.content",
-        "passage.source=document.metadata.file_path",
-    ]
-)
+PHOENIX = PHOENIX_SPANS + "\npassage.source=document.metadata.file_path"  # LlamaIndex's metadata, as JSON text
 
 
 class ToolLogTests(Upload):

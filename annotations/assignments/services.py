@@ -58,25 +58,35 @@ def audit_assign(audit, annotators, user=None):
     return audit
 
 
-@transaction.atomic
-def assignment_reassign(assignment, annotator, user=None):
-    """Move an unstarted assignment to another annotator (never the other annotator of the same answer)."""
-    a = (
+def _locked(assignment):
+    """The assignment, row-locked, with what the history and the checks read."""
+    return (
         Assignment.objects.select_for_update()
         .select_related("audit_answer__audit", "audit_answer__answer", "annotator")
         .get(pk=assignment.pk)
     )
+
+
+def _check_newcomer(a, annotator):
+    """The annotator may take the assignment: not the other annotator of the same answer, and one who labels."""
+    if Assignment.objects.filter(audit_answer_id=a.audit_answer_id, annotator=annotator).exists():
+        raise ValidationError(
+            f"{annotator.get_username()} already labels this answer: the two annotators of an answer must differ."
+        )
+    _check_annotators([annotator])
+
+
+@transaction.atomic
+def assignment_reassign(assignment, annotator, user=None):
+    """Move an unstarted assignment to another annotator (never the other annotator of the same answer)."""
+    a = _locked(assignment)
     if a.status != Assignment.Status.ASSIGNED:
         raise ValidationError("Only an assignment that has not been started can be reassigned.")
     if a.audit_answer.audit.is_closed:
         raise ValidationError("The audit is closed.")
     if annotator.pk == a.annotator_id:
         raise ValidationError(f"{annotator.get_username()} already has this assignment.")
-    if Assignment.objects.filter(audit_answer_id=a.audit_answer_id, annotator=annotator).exists():
-        raise ValidationError(
-            f"{annotator.get_username()} already labels this answer: the two annotators of an answer must differ."
-        )
-    _check_annotators([annotator])
+    _check_newcomer(a, annotator)
     old = a.annotator.get_username()
     a.annotator = annotator
     a.save(update_fields=["annotator"])
@@ -101,22 +111,14 @@ def assignment_restart(assignment, annotator, user=None):
     """Give the started (or reopened) work of an annotator who can no longer label (deactivated, or the role
     taken) to another annotator, from the start: their unsubmitted labels are discarded, as nobody could
     finish them and the audit could never close. Refused while its annotator can still label."""
-    a = (
-        Assignment.objects.select_for_update()
-        .select_related("audit_answer__audit", "audit_answer__answer", "annotator")
-        .get(pk=assignment.pk)
-    )
+    a = _locked(assignment)
     if a.status != Assignment.Status.STARTED:
         raise ValidationError("Only started work is restarted; one not started is reassigned.")
     if a.audit_answer.audit.is_closed:
         raise ValidationError("The audit is closed.")
     if _can_label(a.annotator):
         raise ValidationError(f"{a.annotator.get_username()} can still label it: their labels stay with it.")
-    if Assignment.objects.filter(audit_answer_id=a.audit_answer_id, annotator=annotator).exists():
-        raise ValidationError(
-            f"{annotator.get_username()} already labels this answer: the two annotators of an answer must differ."
-        )
-    _check_annotators([annotator])
+    _check_newcomer(a, annotator)
     old, discarded = a.annotator.get_username(), a.labels.count()
     a.labels.all().delete()
     a.annotator, a.status, a.started_at, a.submitted_at = annotator, Assignment.Status.ASSIGNED, None, None
