@@ -2,7 +2,10 @@
 to miss, so the close succeeds) must not write claims into the closed audit. The fake Messages API holds the
 decompose call until the close has happened: no timing, only events."""
 
+import threading
+
 import pytest
+from django.db import connection
 
 from annotations.adjudication.services import AdjudicationError, audit_close
 from audit.judge import runner, store
@@ -106,3 +109,54 @@ def test_it_drops_a_decomposition_whose_answer_closed_in_another_audit_while_the
 
     run = judge_run_execute(run.pk, progress=close_while_held)
     assert closed["result"][1] == [] and run.status == "done" and not Claim.objects.exists()
+
+
+def _close_elsewhere(audit, user, out):
+    """audit_close on this thread's own database connection (another session), its outcome in out."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            out["pid"] = cursor.fetchone()[0]
+        out["started"].set()
+        out["result"] = audit_close(audit, user)
+    except AdjudicationError as exc:
+        out["refused"] = str(exc)
+    finally:
+        connection.close()
+        out["started"].set()
+        out["done"].set()
+
+
+def _blocked_or_done(out):
+    """Wait until the close has finished or waits for a lock held by this connection's open transaction (the store
+    checked and inserted, not yet committed). Decided by the database's state, never by how long it takes."""
+    out["started"].wait()
+    with connection.cursor() as cursor:
+        while not out["done"].wait(0.005):
+            cursor.execute("SELECT cardinality(pg_blocking_pids(%s))", [out["pid"]])
+            if cursor.fetchone()[0]:
+                return "blocked"
+    return "done"
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="two sessions at once: PostgreSQL's row locks")
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_claims_out_of_an_audit_closed_between_the_stores_check_and_its_commit(fake, audit, monkeypatch):
+    """A dataset run stores the decomposition of an answer the audit sampled; another session closes the audit right
+    after the store's closed check, before the store's transaction commits. The close must wait for the store and
+    then count its claims (they have no gold: refused); it closed the audit with the claims arriving after."""
+    lead, out = make_user("lead", "lead"), {"started": threading.Event(), "done": threading.Event()}
+    real = store.Recorder.store_claims
+
+    def store_then_close(rec, st, texts):
+        stored = real(rec, st, texts)  # checked the audit, inserted the claims: not committed yet
+        threading.Thread(target=_close_elsewhere, args=(audit, lead, out)).start()
+        out["close"] = _blocked_or_done(out)
+        return stored
+
+    monkeypatch.setattr(store.Recorder, "store_claims", store_then_close)
+    run = judge_run_execute(judge_run_create(backend="anthropic", dataset=audit.dataset).pk)
+    out["done"].wait()
+    audit.refresh_from_db()
+    assert run.status == "done" and Claim.objects.count() == 3
+    assert not audit.is_closed and out["close"] == "blocked" and "3 claims still have no gold label" in out["refused"]

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Prefetch
 from django.utils import timezone
 
@@ -14,6 +14,7 @@ from audit.judge.guard import evidence_guard
 from audit.judge.numeric import numeric_guard
 from audit.models import (
     Answer,
+    Audit,
     AuditAnswer,
     AuditStatus,
     Claim,
@@ -130,6 +131,22 @@ def frozen_answer_ids(answer_ids):
     return list(closed.values_list("answer_id", flat=True))
 
 
+def closed_audit_locked(answer_id):
+    """Whether an audit sampling the answer is closed, read under a share lock on those audits' rows that the caller's
+    transaction keeps until it commits. The close locks its audit's row for update (annotations' audit_close): a close
+    that began first makes this wait and then read it closed; one that comes later waits for these claims to commit
+    and counts them (claims without gold: it is refused). Without the lock a close could commit between this check
+    and the insert. SQLite needs none: its transactions begin IMMEDIATE, so one writer at a time."""
+    audits = Audit.objects.filter(pk__in=AuditAnswer.objects.filter(answer_id=answer_id).values("audit_id"))
+    statuses = audits.order_by("pk").values_list("status", flat=True)
+    if connection.vendor != "postgresql":
+        return AuditStatus.CLOSED in statuses
+    sql, params = statuses.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} FOR SHARE", params)  # shared: stores of concurrent runs do not wait for each other
+        return any(status == AuditStatus.CLOSED for (status,) in cursor.fetchall())
+
+
 def one_hour_write_price(prices):
     """The 1-hour cache write price: JUDGE_PRICES' own, else the documented 2x input (older settings)."""
     return prices.get("cache_write_1h", 2 * prices["input"])
@@ -189,7 +206,7 @@ class Recorder:
         """texts: claim strings, or (text, start, end) when the decomposer knows the span (the offline
         judge folds list lead-ins into items, so their text is not verbatim in the answer).
         Returns the new claims as [(id, text)]; [] when the answer got claims meanwhile."""
-        if Claim.objects.filter(answer_id=st.id).exists() or frozen_answer_ids([st.id]):  # or closed meanwhile
+        if closed_audit_locked(st.id) or Claim.objects.filter(answer_id=st.id).exists():  # or closed meanwhile
             return []
         rows, cursor = [], 0
         for i, item in enumerate(texts):
