@@ -44,6 +44,7 @@ FLUSHED = [
     "started_at",
     "finished_at",
     "heartbeat_at",
+    "active_seconds",
 ]
 
 
@@ -173,6 +174,7 @@ class Recorder:
         self.prices = settings.JUDGE_PRICES.get(run.judge_version.model) if run.backend == "anthropic" else None
         self.discount = discount
         self.last_flush = 0.0
+        self.began, self.active_before = None, None  # set when this execution takes the lease
 
     def start(self, answer_ids):
         r = self.run
@@ -284,6 +286,7 @@ class Recorder:
         """This execution now owns the run; an older one still alive stops at its next heartbeat."""
         r = self.run
         r.lease, r.heartbeat_at = uuid.uuid4().hex, timezone.now()
+        self.began, self.active_before = r.heartbeat_at, r.active_seconds  # None: a run from before it was recorded
         live = _open(JudgeRun.objects.filter(pk=r.pk).exclude(status=JudgeRun.Status.CANCELLED))
         if not live.update(lease=r.lease, heartbeat_at=r.heartbeat_at):  # cancelled while queued: never starts
             raise LeaseLost(f"judge run {r.pk} was cancelled or its audit closed")
@@ -295,6 +298,8 @@ class Recorder:
         if force or now - self.last_flush >= FLUSH_SECONDS:
             r = self.run
             r.heartbeat_at = timezone.now()
+            if self.active_before is not None:  # this execution's time so far on top of the earlier ones'
+                r.active_seconds = self.active_before + (r.heartbeat_at - self.began).total_seconds()
             held = _open(JudgeRun.objects.filter(pk=r.pk, lease=r.lease))
             if not held.update(**{f: getattr(r, f) for f in FLUSHED}):
                 raise LeaseLost(f"judge run {r.pk} was taken over by another execution, cancelled, or its audit closed")

@@ -91,6 +91,10 @@ class JudgeRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Seconds some execution was working on the run: each adds its own, from taking the lease to its last heartbeat
+    # (store.Recorder.flush), so a stall or a stop before a resume is not counted. None: a run from before this was
+    # recorded (it shows started to finished, labelled as such).
+    active_seconds = models.FloatField(null=True, blank=True, default=0.0)
     answers_total = models.PositiveIntegerField(default=0)
     answers_done = models.PositiveIntegerField(default=0)
     claims_done = models.PositiveIntegerField(default=0)
@@ -145,6 +149,15 @@ class JudgeRun(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+    @property
+    def stalled_seconds(self):
+        """Seconds of a finished run's start-to-finish time that no execution was working (stalled, stopped before
+        a resume); None without a record of its active time."""
+        wall = self.wall_seconds()
+        if wall is None or self.active_seconds is None:
+            return None
+        return max(0.0, wall - self.active_seconds)
 
     @property
     def is_stalled(self):
