@@ -5,6 +5,7 @@ import datetime as dt
 import io
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -14,6 +15,9 @@ from annotations.assignments.services import audit_add_annotator, audit_assign
 from annotations.models import Assignment, PendingAssignment
 from annotations.weekly.services import like_create, like_plan
 from audit.guidelines.services import guidelines_save
+from audit.judge.offline import OfflineJudge
+from audit.judge.outcome import FatalJudgeError
+from audit.judge.services import judge_run_execute
 from audit.models import Audit, GuidelinesVersion
 from audit.sampling.services import audit_create
 from tests.factories import make_answer, make_dataset, make_user
@@ -207,3 +211,44 @@ def test_it_shows_the_preview_again_with_the_reason_when_creating_is_refused(sou
     assert r.status_code == 400 and f"name: an audit named &#x27;{source.name}&#x27; exists already" in page
     assert f"Preview: {source.name}" in page and "Already audited: 0 of the 12 answers" in page
     assert Audit.objects.count() == 1
+
+
+def test_it_assigns_the_new_audit_when_a_resume_of_its_failed_judge_run_is_done(source, monkeypatch):
+    plan = like_plan(source, week="2026-W49", preview=False)
+    audit, run = like_create(plan, source.created_by, enqueue=False)
+    with monkeypatch.context() as m:
+
+        def down(judge, stage, params):
+            raise FatalJudgeError("the judge is down")
+
+        m.setattr(OfflineJudge, "call", down)
+        assert judge_run_execute(run.pk).status == "failed"
+    c = Client()
+    c.force_login(source.created_by)
+    pending = PendingAssignment.objects.get(audit=audit)
+    assert pending.status == "pending" and audit.status == "draft"
+    page = c.get(f"/audits/{audit.pk}/").content.decode()
+    assert "then assigned automatically" in page and f"Judge run #{run.pk} ended failed: resume it" in page
+    c.post(f"/judge/runs/{run.pk}/resume/", {"retry_failed": ""})  # the lead resumes; the worker finishes it
+    run_tasks()
+    audit.refresh_from_db()
+    assert audit.status == "labelling" and PendingAssignment.objects.get(audit=audit).status == "done"
+    assert set(Assignment.objects.filter(audit_answer__audit=audit).values_list("annotator__username", flat=True)) == {
+        "ann1",
+        "ann2",
+    }
+    assert f"Assigned to ann1, ann2 after judge run #{run.pk}" in c.get(f"/audits/{audit.pk}/").content.decode()
+
+
+def test_it_leaves_a_new_audit_assigned_by_hand_while_its_run_was_failed_as_it_is(source, monkeypatch):
+    plan = like_plan(source, week="2026-W49", preview=False)
+    audit, run = like_create(plan, source.created_by, enqueue=False)
+    with monkeypatch.context() as m:
+        m.setattr(OfflineJudge, "call", lambda *args: (_ for _ in ()).throw(FatalJudgeError("down")))
+        judge_run_execute(run.pk)
+    ann3 = get_user_model().objects.get(username="ann3")
+    audit_assign(audit, [ann3, get_user_model().objects.get(username="ann1")], user=source.created_by)
+    assert judge_run_execute(run.pk).status == "done"  # the first run resumed: nothing to assign any more
+    pending = PendingAssignment.objects.get(audit=audit)
+    assert pending.status == "done" and pending.message.startswith("Already assigned when judge run")
+    assert not Assignment.objects.filter(audit_answer__audit=audit, annotator__username="ann2").exists()

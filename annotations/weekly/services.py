@@ -14,7 +14,7 @@ from audit import roles
 from audit.guidelines.services import guidelines_inherit
 from audit.judge.services import judge_run_create
 from audit.judge.tasks import judge_run_enqueue
-from audit.models import Audit, JudgeRun
+from audit.models import Audit, AuditStatus, JudgeRun
 from audit.sampling.selectors import drawn_overlap
 from audit.sampling.services import RANDOM_SEED_MAX, audit_create, audit_preview
 
@@ -86,13 +86,23 @@ def like_create(plan, user=None, *, enqueue=True):
 
 
 def pending_assign(run):
-    """The judge run on a new audit's sample ended: assign the audit, or say why not."""
-    pending = PendingAssignment.objects.select_related("audit", "created_by").filter(run=run, status="pending").first()
+    """A judge run on a new audit's sample ended. Done: assign the audit as planned, or say why not. Failed, cancelled
+    or stopped by its budget: the audit keeps waiting, saying so, and the run that ends done later (a resume of this
+    one, or another run over the audit) assigns it. One assigned by hand meanwhile is left as it is."""
+    pending = (
+        PendingAssignment.objects.select_related("audit", "created_by")
+        .filter(audit_id=run.audit_id, status=PendingAssignment.Status.PENDING)
+        .first()
+    )
     if pending is None:
         return None
+    pending.run = run
     if run.status != JudgeRun.Status.DONE:
-        pending.status = PendingAssignment.Status.FAILED
-        pending.message = f"Judge run #{run.pk} ended {run.get_status_display().lower()}: resume it, then assign."
+        status = run.get_status_display().lower()
+        pending.message = f"Judge run #{run.pk} ended {status}: resume it; the audit is assigned once it is done."
+    elif pending.audit.status != AuditStatus.DRAFT:
+        pending.status = PendingAssignment.Status.DONE
+        pending.message = f"Already assigned when judge run #{run.pk} ended: nothing left to do."
     else:
         users = list(get_user_model().objects.filter(pk__in=pending.annotator_ids).order_by("username"))
         try:
@@ -102,5 +112,5 @@ def pending_assign(run):
         else:
             pending.status = PendingAssignment.Status.DONE
             pending.message = f"Assigned to {', '.join(u.get_username() for u in users)} after judge run #{run.pk}."
-    pending.save(update_fields=["status", "message"])
+    pending.save(update_fields=["run", "status", "message"])
     return pending
