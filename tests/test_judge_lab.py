@@ -101,7 +101,8 @@ def test_it_counts_an_answer_without_claims_among_its_strata_answers_with_data()
         for i, h, n in ((1, "h", 6), (2, "h", 6), (3, "g", 2))
     ]  # fmt: skip
     verdicts = {1: ("supported", None), 2: ("unsupported", None), 3: ("supported", None)}
-    c = scoring.claim_level(rows, verdicts, claimless={(1, "h"): 1})
+    claimless = [{"audit_id": 1, "answer_id": 4, "unit": ("answer", 4), "stratum": "h", "population": 6}]
+    c = scoring.claim_level(rows, verdicts, claimless=claimless)
     assert c["weighted"]["accuracy"] == pytest.approx((2 + 2) / (2 + 2 + 2))
     # Without it, h would read 6 / 2 = 3 a claim: (3 + 2) / (3 + 3 + 2).
     assert scoring.claim_level(rows, verdicts)["weighted"]["accuracy"] == pytest.approx(5 / 8)

@@ -24,21 +24,18 @@ def _both(pred, gold, weights, labels, bad, **words):
     }
 
 
-def domain_weights(rows, claimless=None):
-    """Per row, N_h / n_h: n_h the distinct units (r["unit"]) of its audit's stratum h among rows, plus that
-    stratum's answers without a claim (claimless: {(audit_id, stratum): n}; no missing data, as in the report).
-    The weight stored at drawing, N_h / (n_h drawn), would shrink a stratum of which a version judged only some
-    units, and tilt the pooled figure towards the strata it covered. rows: dicts with audit_id, stratum,
-    population (N_h) and unit."""
-    claimless, seen = claimless or {}, {}
-    for r in rows:
+def domain_weights(rows, claimless=()):
+    """Per row, N_h / n_h: n_h the distinct units (r["unit"]) of its audit's stratum h among rows and claimless (the
+    sampled answers without a claim, selectors.claimless_answers: no missing data, as in the report). The weight
+    stored at drawing, N_h / (n_h drawn), would shrink a stratum of which a version judged only some units, and tilt
+    the pooled figure towards the strata it covered. rows: dicts with audit_id, stratum, population (N_h) and unit."""
+    seen = {}
+    for r in [*rows, *claimless]:
         seen.setdefault((r["audit_id"], r["stratum"]), set()).add(r["unit"])
-    return [
-        r["population"] / (len(seen[k]) + claimless.get(k, 0)) for r in rows for k in [(r["audit_id"], r["stratum"])]
-    ]
+    return [r["population"] / len(seen[(r["audit_id"], r["stratum"])]) for r in rows]
 
 
-def claim_level(items, verdicts, numeric=None, claimless=None):
+def claim_level(items, verdicts, numeric=None, claimless=()):
     """items: gold rows (selectors.gold_items); verdicts: {claim_id: (verdict, numeric_passed)}.
     numeric="flagged" keeps only verdicts the numeric guard flagged, "unflagged" the others."""
     rows = [r for r in items if r["claim_id"] in verdicts and _numeric_ok(verdicts[r["claim_id"]][1], numeric)]
@@ -53,9 +50,10 @@ def _numeric_ok(flag, numeric):
     return numeric is None or (flag is False) == (numeric == "flagged")
 
 
-def gold_answers(items, claim_counts, policy):
-    """{(audit_id, answer_id): (fails, design)} for answers whose every claim has gold; design: the answer's
-    stratum and population (domain_weights' row)."""
+def gold_answers(items, claim_counts, policy, claimless=()):
+    """{(audit_id, answer_id): (fails, design)} for answers whose every claim has gold, and the answers without a claim
+    (claimless: selectors.claimless_answers), which pass; design: the answer's stratum and population
+    (domain_weights' row)."""
     seen, failing = {}, FAILING[policy]
     for r in items:
         key = (r["audit_id"], r["answer_id"])
@@ -67,7 +65,25 @@ def gold_answers(items, claim_counts, policy):
         }
         n, fails, d = seen.get(key, (0, False, design))
         seen[key] = (n + 1, fails or r["verdict"] in failing, d)
-    return {k: (f, d) for k, (n, f, d) in seen.items() if n >= claim_counts.get(k, 0)}
+    gold = {k: (f, d) for k, (n, f, d) in seen.items() if n >= claim_counts.get(k, 0)}
+    for r in claimless:
+        design = {
+            "audit_id": r["audit_id"],
+            "unit": r["answer_id"],
+            "stratum": r["stratum"],
+            "population": r["population"],
+        }
+        gold[(r["audit_id"], r["answer_id"])] = (False, design)
+    return gold
+
+
+def judged_answers(fails, level, claimless=()):
+    """fails ({answer_id: fails}, selectors.answer_verdicts) with what a claim-level version says of the answers without
+    a claim: it has nothing to verify there, and an answer with no scored claim passes (the report's rule). An
+    answer-level version scores such an answer itself: only its own verdicts count."""
+    if level != "claim":
+        return fails
+    return {r["answer_id"]: False for r in claimless} | fails
 
 
 def answer_level(gold, judge_fails):

@@ -57,16 +57,18 @@ def gold_items(audits):
 
 
 def claimless_answers(audits):
-    """{(audit_id, stratum): sampled answers without a claim}. In a closed audit both annotators submitted them:
-    every claim they have (none) is in, so they count among their stratum's answers with data."""
+    """The sampled answers without a claim, as design rows (scoring.domain_weights): audit_id, answer_id, unit,
+    stratum, population. In a closed audit both annotators submitted them: every claim they have (none) is in, so they
+    are answers with data, and they pass (no scored claim), as in the report."""
     rows = (
         AuditAnswer.objects.filter(audit__in=audits, answer__claims__isnull=True)
         .exclude(audit__kind="claims")
-        .values_list("audit_id", "stratum")
-        .annotate(n=Count("id"))
-        .order_by()
+        .values_list("audit_id", "answer_id", "stratum", "stratum_population")
+        .order_by("audit_id", "answer_id")
     )
-    return {(a, h): n for a, h, n in rows}
+    return [
+        {"audit_id": a, "answer_id": i, "unit": ("answer", i), "stratum": h, "population": n} for a, i, h, n in rows
+    ]
 
 
 def claim_counts(audits):

@@ -2,7 +2,7 @@
 has not judged yet, within a budget set to the worst case of the estimate shown before starting."""
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Prefetch
+from django.db.models import Exists, OuterRef, Prefetch, Q
 
 from audit.judge import prompts, rubric
 from audit.judge.runner import call_worst_case
@@ -15,8 +15,12 @@ CHARS_PER_TOKEN = 3  # the runner's budget counts the same way (conservative)
 
 
 def answers_to_judge(version, audits):
-    """The gold answers of the audits still without this version's verdict (claim level: any of its claims)."""
-    qs = Answer.objects.filter(audit_items__audit__in=audits, claims__gold_labels__audit__in=audits).distinct()
+    """The gold answers of the audits still without this version's verdict (claim level: any of its claims). An
+    answer-level version also scores the sampled answers without a claim (they are gold too: they pass)."""
+    gold = Q(claims__gold_labels__audit__in=audits)
+    if version.level == "answer":
+        gold |= Q(claims__isnull=True)
+    qs = Answer.objects.filter(gold, audit_items__audit__in=audits).distinct()
     if version.level == "answer":
         done = AnswerVerdict.objects.filter(judge_version=version, answer=OuterRef("pk"))
         return qs.exclude(Exists(done))

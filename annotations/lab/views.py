@@ -64,8 +64,8 @@ def _params(q):
 
 def _score(version, audits, items, counts, labels, p, claimless):
     verdicts = selectors.claim_verdicts(version, audits)
-    fails = selectors.answer_verdicts(version, audits, p["policy"])
-    gold = scoring.gold_answers(items, counts, p["policy"])
+    fails = scoring.judged_answers(selectors.answer_verdicts(version, audits, p["policy"]), version.level, claimless)
+    gold = scoring.gold_answers(items, counts, p["policy"], claimless)
     out = {
         "version": version,
         "answers": scoring.answer_level(gold, fails),
@@ -98,7 +98,7 @@ def lab_context(q):
     ctx["disagreements"] = scoring.disagreements(items, a["verdicts"], pair=p["pair"], numeric=p["numeric"])
     if p["compare"] is not None:
         b = _score(p["compare"], audits, items, counts, labels, p, claimless)
-        gold = scoring.gold_answers(items, counts, p["policy"])
+        gold = scoring.gold_answers(items, counts, p["policy"], claimless)
         ctx["b"] = b
         ctx["paired_answers"] = scoring.compare_answers(gold, a["fails"], b["fails"])
         if p["version"].level == p["compare"].level == "claim":
