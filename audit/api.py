@@ -46,6 +46,7 @@ class Error(Schema):
 
 
 ERRORS = {400: Error, 401: Error, 403: Error, 404: Error}
+BODY_ERRORS = {**ERRORS, 413: Error}  # a JSON body over DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
 class BadRequest(Exception):
@@ -223,7 +224,7 @@ class RunOut(Schema):
         return run.audit_id
 
 
-@router.post("/judge-runs", response={202: RunOut, **ERRORS}, summary="Start a judge run (queued for the worker)")
+@router.post("/judge-runs", response={202: RunOut, **BODY_ERRORS}, summary="Start a judge run (queued for the worker)")
 def judge_run_start(request, payload: RunIn):
     need(request)
     storable(payload=payload)
@@ -255,7 +256,7 @@ class EstimateOut(Schema):
     lines: list[str]
 
 
-@router.post("/judge-runs/estimate", response={200: EstimateOut, **ERRORS}, summary="The bill before a judge run")
+@router.post("/judge-runs/estimate", response={200: EstimateOut, **BODY_ERRORS}, summary="The bill before a judge run")
 def judge_run_estimate(request, payload: RunIn):
     """The same body as starting a run; nothing is created and no call is made."""
     need(request)
@@ -357,7 +358,7 @@ def _form(payload):
 
 @router.post(
     "/audits",
-    response={200: DesignOut, 201: AuditOut, **ERRORS},
+    response={200: DesignOut, 201: AuditOut, **BODY_ERRORS},
     summary="Create an audit (or, with preview, only its strata table)",
 )
 def audit_start(request, payload: AuditIn):

@@ -8,7 +8,9 @@ the app's views. Every endpoint needs `Authorization: Bearer <token>`; the token
 
 from functools import wraps
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from django.urls import path
 from django.utils import timezone
@@ -91,6 +93,12 @@ def _unauthenticated(request, exc):
 @api.exception_handler(HttpError)
 def _http_error(request, exc):
     return _error(request, exc.status_code, str(exc))
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request, exc):
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return _error(request, 413, f"The JSON body is over {limit:,} bytes (DATA_UPLOAD_MAX_MEMORY_SIZE).")
 
 
 @api.exception_handler(Http404)

@@ -1,12 +1,15 @@
 """The HTTP API at its edges: races, oversized bodies, ignored parameters. Each test is an exact request that
 once answered a 500, an HTML page, or a 200 that meant something else."""
 
+import json
 from unittest import mock
+
+from django.test import override_settings
 
 from audit.models import Audit
 from audit.sampling import services as sampling
 from tests.factories import make_answer, make_dataset
-from tests.test_api import ApiCase
+from tests.test_api import ApiCase, record
 
 
 class AuditNameRaceTests(ApiCase):
@@ -23,3 +26,21 @@ class AuditNameRaceTests(ApiCase):
             r = self.call("post", "/audits", body={"dataset": "weekly", "name": "W49", "size": 1, "seed": 1})
         body = self.assertError(r, 400)
         self.assertEqual([e["field"] for e in body["errors"]], ["name"])
+
+
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=100)
+class BodySizeTests(ApiCase):
+    def test_it_answers_a_json_body_over_the_request_limit_with_a_json_413(self):
+        r = self.call("post", "/audits", body={"dataset": "weekly", "preview": True, "strata": ["x" * 200]})
+        self.assertError(r, 413, "100 bytes")
+        schema = self.call("get", "/openapi.json").json()
+        for path in ("/api/v1/audits", "/api/v1/judge-runs", "/api/v1/judge-runs/estimate"):
+            self.assertIn("413", schema["paths"][path]["post"]["responses"], path)
+
+    def test_it_imports_a_body_sent_with_curls_default_form_content_type(self):
+        # curl --data-binary without -H sends application/x-www-form-urlencoded: the body is still the file.
+        line = json.dumps(record(1))
+        self.assertGreater(len(line), 100)
+        r = self.call("post", "/datasets/weekly/answers", body=line, content_type="application/x-www-form-urlencoded")
+        self.assertEqual(r.status_code, 200, r.content[:300])
+        self.assertEqual(r.json()["created"], 1)
