@@ -95,9 +95,12 @@ JSON_DOC = {"responses": {200: {"description": "The report", "content": {"applic
     summary="The audit's report (the JSON of the report page's download)",
 )
 def audit_report(request, audit_id: int, version: int | None = None):
+    """version: a judge version id with verdicts on the audit (a 400 otherwise); without it, the latest."""
     need(request)
     audit = _audit(audit_id)
     report = report_build.build_report(audit, version)
+    if version is not None and (report["judge"]["version"] or {}).get("id") != version:  # the page falls back
+        raise BadRequest("no verdicts of this judge version on the audit", [{"field": "version", "message": "unknown"}])
     return JsonResponse(report, json_dumps_params={"allow_nan": False})
 
 

@@ -8,7 +8,14 @@ from django.test import override_settings
 
 from audit.models import Audit
 from audit.sampling import services as sampling
-from tests.factories import make_answer, make_dataset
+from tests.factories import (
+    judge_audit,
+    make_answer,
+    make_dataset,
+    make_judge_version,
+    make_labelled_audit,
+    make_user,
+)
 from tests.test_api import ApiCase, record
 
 
@@ -44,3 +51,15 @@ class BodySizeTests(ApiCase):
         r = self.call("post", "/datasets/weekly/answers", body=line, content_type="application/x-www-form-urlencoded")
         self.assertEqual(r.status_code, 200, r.content[:300])
         self.assertEqual(r.json()["created"], 1)
+
+
+class ReportVersionTests(ApiCase):
+    def test_it_refuses_a_judge_version_without_verdicts_on_the_audit_naming_it(self):
+        audit = make_labelled_audit(make_user("a", "annotator"), make_user("b", "annotator"), n_answers=1)
+        version = judge_audit(audit, "supported")
+        other = make_judge_version("elsewhere")
+        ok = self.call("get", f"/audits/{audit.pk}/report?version={version.pk}")
+        self.assertEqual(ok.json()["judge"]["version"]["id"], version.pk)
+        for bad in (other.pk, 99999999999999999999, -1):  # the page shows the latest instead; the API says so
+            body = self.assertError(self.call("get", f"/audits/{audit.pk}/report?version={bad}"), 400)
+            self.assertEqual([e["field"] for e in body["errors"]], ["version"])
