@@ -22,7 +22,8 @@ from audit.models import Audit
 report_build = lazy_module("annotations.report.build")
 guardrail = lazy_module("annotations.lab.guardrail")  # scipy: loaded by a guardrail call only
 
-router = Router(tags=["annotations"])
+router = Router(tags=["annotations"])  # for leads
+progress_router = Router(tags=["annotations"])  # for leads and annotators (their own row)
 
 
 class PersonOut(Schema):
@@ -59,7 +60,9 @@ def _audit(audit_id):
     return audit
 
 
-@router.get("/audits/{audit_id}", response={200: ProgressOut, **ERRORS}, summary="An audit's labelling progress")
+@progress_router.get(
+    "/audits/{audit_id}", response={200: ProgressOut, **ERRORS}, summary="An audit's labelling progress"
+)
 def audit_progress_get(request, audit_id: int):
     user = request.auth
     if not roles.has_role(user, roles.LEAD):

@@ -20,13 +20,21 @@ from ninja.errors import ValidationError as NinjaValidationError
 from ninja.openapi.views import openapi_json
 from ninja.security import HttpBearer
 
+from annotations.api import progress_router
 from annotations.api import router as annotations_router
+from audit import roles
 from audit.api import BadRequest
 from audit.api import router as audit_router
 from claimaudit.models import ApiToken, token_hash
 
 
 class TokenAuth(HttpBearer):
+    """The token's user; with roles, a user holding none of them is a 403 here, before any input is read."""
+
+    def __init__(self, *role_names):
+        super().__init__()
+        self.role_names = role_names
+
     def authenticate(self, request, token):
         row = (
             ApiToken.objects.select_related("user")
@@ -37,6 +45,8 @@ class TokenAuth(HttpBearer):
             return None
         ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
         request.user = row.user
+        if self.role_names and not any(roles.has_role(row.user, r) for r in self.role_names):
+            raise HttpError(403, f"This endpoint is for {' or '.join(self.role_names)}.")
         return row.user
 
 
@@ -63,8 +73,9 @@ api = NinjaAPI(
     docs_decorator=_docs_login,
     urls_namespace="api",
 )
-api.add_router("/", audit_router)
-api.add_router("/", annotations_router)
+api.add_router("/", audit_router, auth=TokenAuth(roles.LEAD))
+api.add_router("/", annotations_router, auth=TokenAuth(roles.LEAD))
+api.add_router("/", progress_router, auth=TokenAuth(roles.LEAD, roles.ANNOTATOR))
 
 
 def _error(request, status, message, errors=()):

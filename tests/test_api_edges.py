@@ -63,3 +63,22 @@ class ReportVersionTests(ApiCase):
         for bad in (other.pk, 99999999999999999999, -1):  # the page shows the latest instead; the API says so
             body = self.assertError(self.call("get", f"/audits/{audit.pk}/report?version={bad}"), 400)
             self.assertEqual([e["field"] for e in body["errors"]], ["version"])
+
+
+class RoleBeforeInputTests(ApiCase):
+    def test_it_refuses_a_role_that_may_not_before_reading_its_input(self):
+        # A 400 here told an annotator which inputs a lead's endpoint takes, and disagreed with the 403 of a valid one.
+        for method, url, body in (
+            ("post", "/audits", {}),
+            ("post", "/audits", {"dataset": "weekly", "size": "many"}),
+            ("get", "/datasets?limit=0", None),
+            ("post", "/datasets/weekly/answers?format=exe", []),
+            ("get", "/audits/1/gold?level=sentence", None),
+            ("get", "/audits/1/report?version=x", None),
+            ("get", "/guardrail", None),
+            ("post", "/judge-runs", {"backend": "magic"}),
+        ):
+            for who in ("annotator", "nobody"):
+                self.assertError(self.call(method, url, who=who, body=body), 403, "audit leads")
+        self.assertError(self.call("get", "/audits/x", who="nobody"), 403)
+        self.assertError(self.call("get", "/audits/x", who="annotator"), 400)  # theirs to read: the id is checked
