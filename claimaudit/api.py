@@ -6,7 +6,8 @@ no CDN) are generated from the same function signatures, and its endpoints are p
 the app's views. Every endpoint needs `Authorization: Bearer <token>`; the token acts as its user.
 """
 
-from functools import wraps
+import re
+from functools import cache, wraps
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -47,7 +48,29 @@ class TokenAuth(HttpBearer):
         request.user = row.user
         if self.role_names and not any(roles.has_role(row.user, r) for r in self.role_names):
             raise HttpError(403, f"This endpoint is for {' or '.join(self.role_names)}.")
+        refuse_unknown_query(request)
         return row.user
+
+
+def refuse_unknown_query(request):
+    """400 naming each query parameter the operation's OpenAPI entry does not list: a misspelt option
+    (?levl=answer) would otherwise be ignored and its default used. Checked after the token and the role."""
+    route = "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", request.resolver_match.route)
+    known = _query_names().get((route, request.method.lower()))
+    unknown = sorted(set(request.GET) - known) if known is not None else []
+    if unknown:
+        raise BadRequest(
+            "invalid request", [{"field": k, "message": "not a parameter of this endpoint"} for k in unknown]
+        )
+
+
+@cache
+def _query_names():
+    return {
+        (path, method): {p["name"] for p in op.get("parameters", ()) if p["in"] == "query"}
+        for path, ops in api.get_openapi_schema().get("paths", {}).items()
+        for method, op in ops.items()
+    }
 
 
 def _docs_login(view):

@@ -82,3 +82,19 @@ class RoleBeforeInputTests(ApiCase):
                 self.assertError(self.call(method, url, who=who, body=body), 403, "audit leads")
         self.assertError(self.call("get", "/audits/x", who="nobody"), 403)
         self.assertError(self.call("get", "/audits/x", who="annotator"), 400)  # theirs to read: the id is checked
+
+
+class UnknownQueryParameterTests(ApiCase):
+    def test_it_refuses_a_query_parameter_the_endpoint_does_not_take_naming_it(self):
+        # A misspelt option was ignored: ?levl=answer exported claim-level gold, ?polcy=lenient checked strict.
+        for url, field in (
+            ("/audits/1/gold?levl=answer", "levl"),
+            ("/datasets?limit=5&pge=2", "pge"),
+            ("/guardrail?baseline=a&candidate=b&judge_version=1&polcy=lenient", "polcy"),
+            ("/judge-runs/1?verbose=1", "verbose"),
+        ):
+            body = self.assertError(self.call("get", url), 400)
+            self.assertEqual([e["field"] for e in body["errors"]], [field], url)
+        self.assertError(self.call("get", "/audits/1/gold?levl=answer", who=None), 401)
+        self.assertError(self.call("get", "/audits/1/gold?levl=answer", who="annotator"), 403)
+        self.assertEqual(self.call("get", "/datasets?limit=5&offset=0").status_code, 200)
