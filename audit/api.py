@@ -224,11 +224,19 @@ class RunOut(Schema):
         return run.audit_id
 
 
+def _scope_audit(payload):
+    """The run's audit, or None for a dataset; 400 unless exactly one of the two is given (the service also
+    takes explicit answers, which this API does not)."""
+    if (payload.dataset is None) == (payload.audit is None):
+        raise BadRequest("give exactly one of dataset or audit", [{"field": "dataset", "message": "or audit"}])
+    return get_object_or_404(Audit, pk=payload.audit) if payload.audit is not None else None
+
+
 @router.post("/judge-runs", response={202: RunOut, **BODY_ERRORS}, summary="Start a judge run (queued for the worker)")
 def judge_run_start(request, payload: RunIn):
     need(request)
     storable(payload=payload)
-    audit = get_object_or_404(Audit, pk=payload.audit) if payload.audit is not None else None
+    audit = _scope_audit(payload)
     try:
         run = judge_run_create(user=request.auth, audit=audit, **payload.dict(exclude={"audit"}))
     except JudgeRunError as e:
@@ -260,9 +268,7 @@ class EstimateOut(Schema):
 def judge_run_estimate(request, payload: RunIn):
     """The same body as starting a run; nothing is created and no call is made."""
     need(request)
-    audit = get_object_or_404(Audit, pk=payload.audit) if payload.audit is not None else None
-    if (payload.dataset is None) == (audit is None):
-        raise BadRequest("give exactly one of dataset or audit", [{"field": "dataset", "message": "or audit"}])
+    audit = _scope_audit(payload)
     try:
         answers = scope_of(dataset=payload.dataset, audit=audit)
     except JudgeRunError as e:

@@ -98,3 +98,14 @@ class UnknownQueryParameterTests(ApiCase):
         self.assertError(self.call("get", "/audits/1/gold?levl=answer", who=None), 401)
         self.assertError(self.call("get", "/audits/1/gold?levl=answer", who="annotator"), 403)
         self.assertEqual(self.call("get", "/datasets?limit=5&offset=0").status_code, 200)
+
+
+class JudgeRunScopeTests(ApiCase):
+    def test_it_names_only_the_fields_this_api_takes_when_the_scope_is_missing(self):
+        for url in ("/judge-runs", "/judge-runs/estimate"):
+            for body in ({"backend": "offline"}, {"dataset": "weekly", "audit": 1, "backend": "offline"}):
+                self.assertEqual(
+                    self.assertError(self.call("post", url, body=body), 400)["message"],
+                    "give exactly one of dataset or audit",
+                    (url, body),
+                )
