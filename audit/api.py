@@ -125,7 +125,7 @@ BODY_DOC = {
 
 @router.post(
     "/datasets/{name}/answers",
-    response={200: ImportOut, 400: Error, 401: Error, 403: Error, 413: Error},
+    response={200: ImportOut, 400: Error, 401: Error, 403: Error, 413: Error, 415: Error},
     openapi_extra=BODY_DOC,
     summary="Import answers (all or nothing, idempotent by id)",
 )
@@ -138,6 +138,8 @@ def answers_push(
     map: list[str] = Query([]),  # noqa: B008 (ninja declares query lists this way)
 ):
     need(request)
+    if request.content_type == "multipart/form-data":  # its boundary lines would be read as bad records
+        raise HttpError(415, "Send the file itself as the body (JSON, JSON lines or Parquet), not a multipart form.")
     size = int(request.META.get("CONTENT_LENGTH") or 0)
     if size > max_upload_bytes():
         raise HttpError(413, f"The body is {size:,} bytes; the limit is {max_upload_bytes():,}.")

@@ -1,6 +1,7 @@
 """The HTTP API at its edges: races, oversized bodies, ignored parameters. Each test is an exact request that
 once answered a 500, an HTML page, or a 200 that meant something else."""
 
+import io
 import json
 from unittest import mock
 
@@ -109,3 +110,16 @@ class JudgeRunScopeTests(ApiCase):
                     "give exactly one of dataset or audit",
                     (url, body),
                 )
+
+
+class MultipartImportTests(ApiCase):
+    def test_it_refuses_a_multipart_form_upload_with_a_415_saying_what_to_send(self):
+        # curl -F file=@week.jsonl: the form's boundary lines were read as a malformed first record.
+        upload = io.BytesIO(json.dumps(record(1)).encode())
+        upload.name = "week.jsonl"
+        r = self.client.post(
+            "/api/v1/datasets/weekly/answers", {"file": upload}, HTTP_AUTHORIZATION=f"Bearer {self.tokens['lead']}"
+        )
+        self.assertError(r, 415, "multipart")
+        schema = self.call("get", "/openapi.json").json()
+        self.assertIn("415", schema["paths"]["/api/v1/datasets/{name}/answers"]["post"]["responses"])
