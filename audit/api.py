@@ -20,6 +20,7 @@ from audit.ingest.export import dataset_jsonl
 from audit.ingest.formats import FORMATS, MappingError, parse_mapping
 from audit.ingest.services import answers_import
 from audit.ingest.spool import max_upload_bytes
+from audit.ingest.write import BUSY
 from audit.judge import selectors as judge_selectors
 from audit.judge.estimate import estimate
 from audit.judge.services import JudgeRunError, judge_run_create, scope_of
@@ -50,11 +51,11 @@ BODY_ERRORS = {**ERRORS, 413: Error}  # a JSON body over DATA_UPLOAD_MAX_MEMORY_
 
 
 class BadRequest(Exception):
-    """A 400 with field errors: rendered by the project's API as an Error body."""
+    """A 400 (or another 4xx) with field errors: rendered by the project's API as an Error body."""
 
-    def __init__(self, message, errors=()):
+    def __init__(self, message, errors=(), status=400):
         super().__init__(message)
-        self.message, self.errors = message, list(errors)
+        self.message, self.errors, self.status = message, list(errors), status
 
 
 def need(request, role=roles.LEAD):
@@ -125,7 +126,7 @@ BODY_DOC = {
 
 @router.post(
     "/datasets/{name}/answers",
-    response={200: ImportOut, 400: Error, 401: Error, 403: Error, 413: Error, 415: Error},
+    response={200: ImportOut, 400: Error, 401: Error, 403: Error, 409: Error, 413: Error, 415: Error},
     openapi_extra=BODY_DOC,
     summary="Import answers (all or nothing, idempotent by id)",
 )
@@ -162,7 +163,11 @@ def answers_push(
             mapping=mapping,
         )
     if batch.status == batch.Status.FAILED:
-        raise BadRequest(f"import failed with {len(batch.errors)} error(s); nothing was written", batch.errors)
+        busy = bool(batch.errors) and all(
+            e["message"].endswith(BUSY) for e in batch.errors
+        )  # a concurrent import of these ids: retry
+        message = f"import failed with {len(batch.errors)} error(s); nothing was written"
+        raise BadRequest(message, batch.errors, status=409 if busy else 400)
     return {
         "status": batch.status,
         "created": batch.created,

@@ -107,7 +107,7 @@ def _error(request, status, message, errors=()):
 
 @api.exception_handler(BadRequest)
 def _bad_request(request, exc):
-    return _error(request, 400, exc.message, exc.errors)
+    return _error(request, exc.status, exc.message, exc.errors)
 
 
 @api.exception_handler(NinjaValidationError)

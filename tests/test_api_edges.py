@@ -7,7 +7,7 @@ from unittest import mock
 
 from django.test import override_settings
 
-from audit.models import Audit
+from audit.models import Answer, Audit, ImportBatch
 from audit.sampling import services as sampling
 from tests.factories import (
     judge_audit,
@@ -123,3 +123,16 @@ class MultipartImportTests(ApiCase):
         self.assertError(r, 415, "multipart")
         schema = self.call("get", "/openapi.json").json()
         self.assertIn("415", schema["paths"]["/api/v1/datasets/{name}/answers"]["post"]["responses"])
+
+
+class ConcurrentImportTests(ApiCase):
+    def test_it_answers_409_when_another_import_holds_the_ids_and_200_noop_on_retry(self):
+        # The same batch sent twice at once: the second found the ids staged by the first (a 400 said "bad input").
+        dataset = make_dataset("weekly")
+        staging = ImportBatch.objects.create(dataset=dataset, dataset_name="weekly", status=ImportBatch.Status.RUNNING)
+        answer = make_answer(dataset, external_id="r1")
+        Answer._base_manager.filter(pk=answer.pk).update(import_batch=staging)
+        body = self.assertError(self.call("post", "/datasets/weekly/answers", body=[record(1)]), 409)
+        self.assertEqual([e["field"] for e in body["errors"]], ["id"])
+        schema = self.call("get", "/openapi.json").json()
+        self.assertIn("409", schema["paths"]["/api/v1/datasets/{name}/answers"]["post"]["responses"])
