@@ -22,7 +22,8 @@ from audit.models import Audit
 report_build = lazy_module("annotations.report.build")
 guardrail = lazy_module("annotations.lab.guardrail")  # scipy: loaded by a guardrail call only
 
-router = Router(tags=["annotations"])
+router = Router(tags=["annotations"])  # for leads
+progress_router = Router(tags=["annotations"])  # for leads and annotators (their own row)
 
 
 class PersonOut(Schema):
@@ -59,7 +60,9 @@ def _audit(audit_id):
     return audit
 
 
-@router.get("/audits/{audit_id}", response={200: ProgressOut, **ERRORS}, summary="An audit's labelling progress")
+@progress_router.get(
+    "/audits/{audit_id}", response={200: ProgressOut, **ERRORS}, summary="An audit's labelling progress"
+)
 def audit_progress_get(request, audit_id: int):
     user = request.auth
     if not roles.has_role(user, roles.LEAD):
@@ -95,9 +98,12 @@ JSON_DOC = {"responses": {200: {"description": "The report", "content": {"applic
     summary="The audit's report (the JSON of the report page's download)",
 )
 def audit_report(request, audit_id: int, version: int | None = None):
+    """version: a judge version id with verdicts on the audit (a 400 otherwise); without it, the latest."""
     need(request)
     audit = _audit(audit_id)
     report = report_build.build_report(audit, version)
+    if version is not None and (report["judge"]["version"] or {}).get("id") != version:  # the page falls back
+        raise BadRequest("no verdicts of this judge version on the audit", [{"field": "version", "message": "unknown"}])
     return JsonResponse(report, json_dumps_params={"allow_nan": False})
 
 

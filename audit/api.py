@@ -20,6 +20,7 @@ from audit.ingest.export import dataset_jsonl
 from audit.ingest.formats import FORMATS, MappingError, parse_mapping
 from audit.ingest.services import answers_import
 from audit.ingest.spool import max_upload_bytes
+from audit.ingest.write import BUSY
 from audit.judge import selectors as judge_selectors
 from audit.judge.estimate import estimate
 from audit.judge.services import JudgeRunError, judge_run_create, scope_of
@@ -46,14 +47,15 @@ class Error(Schema):
 
 
 ERRORS = {400: Error, 401: Error, 403: Error, 404: Error}
+BODY_ERRORS = {**ERRORS, 413: Error}  # a JSON body over DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
 class BadRequest(Exception):
-    """A 400 with field errors: rendered by the project's API as an Error body."""
+    """A 400 (or another 4xx) with field errors: rendered by the project's API as an Error body."""
 
-    def __init__(self, message, errors=()):
+    def __init__(self, message, errors=(), status=400):
         super().__init__(message)
-        self.message, self.errors = message, list(errors)
+        self.message, self.errors, self.status = message, list(errors), status
 
 
 def need(request, role=roles.LEAD):
@@ -124,7 +126,7 @@ BODY_DOC = {
 
 @router.post(
     "/datasets/{name}/answers",
-    response={200: ImportOut, 400: Error, 401: Error, 403: Error, 413: Error},
+    response={200: ImportOut, 400: Error, 401: Error, 403: Error, 409: Error, 413: Error, 415: Error},
     openapi_extra=BODY_DOC,
     summary="Import answers (all or nothing, idempotent by id)",
 )
@@ -137,6 +139,8 @@ def answers_push(
     map: list[str] = Query([]),  # noqa: B008 (ninja declares query lists this way)
 ):
     need(request)
+    if request.content_type == "multipart/form-data":  # its boundary lines would be read as bad records
+        raise HttpError(415, "Send the file itself as the body (JSON, JSON lines or Parquet), not a multipart form.")
     size = int(request.META.get("CONTENT_LENGTH") or 0)
     if size > max_upload_bytes():
         raise HttpError(413, f"The body is {size:,} bytes; the limit is {max_upload_bytes():,}.")
@@ -159,7 +163,11 @@ def answers_push(
             mapping=mapping,
         )
     if batch.status == batch.Status.FAILED:
-        raise BadRequest(f"import failed with {len(batch.errors)} error(s); nothing was written", batch.errors)
+        busy = bool(batch.errors) and all(
+            e["message"].endswith(BUSY) for e in batch.errors
+        )  # a concurrent import of these ids: retry
+        message = f"import failed with {len(batch.errors)} error(s); nothing was written"
+        raise BadRequest(message, batch.errors, status=409 if busy else 400)
     return {
         "status": batch.status,
         "created": batch.created,
@@ -223,11 +231,19 @@ class RunOut(Schema):
         return run.audit_id
 
 
-@router.post("/judge-runs", response={202: RunOut, **ERRORS}, summary="Start a judge run (queued for the worker)")
+def _scope_audit(payload):
+    """The run's audit, or None for a dataset; 400 unless exactly one of the two is given (the service also
+    takes explicit answers, which this API does not)."""
+    if (payload.dataset is None) == (payload.audit is None):
+        raise BadRequest("give exactly one of dataset or audit", [{"field": "dataset", "message": "or audit"}])
+    return get_object_or_404(Audit, pk=payload.audit) if payload.audit is not None else None
+
+
+@router.post("/judge-runs", response={202: RunOut, **BODY_ERRORS}, summary="Start a judge run (queued for the worker)")
 def judge_run_start(request, payload: RunIn):
     need(request)
     storable(payload=payload)
-    audit = get_object_or_404(Audit, pk=payload.audit) if payload.audit is not None else None
+    audit = _scope_audit(payload)
     try:
         run = judge_run_create(user=request.auth, audit=audit, **payload.dict(exclude={"audit"}))
     except JudgeRunError as e:
@@ -255,13 +271,11 @@ class EstimateOut(Schema):
     lines: list[str]
 
 
-@router.post("/judge-runs/estimate", response={200: EstimateOut, **ERRORS}, summary="The bill before a judge run")
+@router.post("/judge-runs/estimate", response={200: EstimateOut, **BODY_ERRORS}, summary="The bill before a judge run")
 def judge_run_estimate(request, payload: RunIn):
     """The same body as starting a run; nothing is created and no call is made."""
     need(request)
-    audit = get_object_or_404(Audit, pk=payload.audit) if payload.audit is not None else None
-    if (payload.dataset is None) == (audit is None):
-        raise BadRequest("give exactly one of dataset or audit", [{"field": "dataset", "message": "or audit"}])
+    audit = _scope_audit(payload)
     try:
         answers = scope_of(dataset=payload.dataset, audit=audit)
     except JudgeRunError as e:
@@ -357,7 +371,7 @@ def _form(payload):
 
 @router.post(
     "/audits",
-    response={200: DesignOut, 201: AuditOut, **ERRORS},
+    response={200: DesignOut, 201: AuditOut, **BODY_ERRORS},
     summary="Create an audit (or, with preview, only its strata table)",
 )
 def audit_start(request, payload: AuditIn):

@@ -113,8 +113,11 @@ class RefuseUnstorableInput:
         return self.get_response(request)
 
     def process_view(self, request, view, args, kwargs):
-        problem = request_problem(request.GET) or (request.method == "POST" and request_problem(request.POST))
-        if problem and getattr(view, "json_errors", False):  # the HTTP API: its own JSON error shape
+        api = getattr(view, "json_errors", False)  # the HTTP API: no form fields (a body is JSON or a file)
+        problem = request_problem(request.GET) or (
+            request.method == "POST" and not api and request_problem(request.POST)
+        )
+        if problem and api:  # its own JSON error shape
             body = {"message": "invalid request", "errors": [{"field": problem[0], "message": problem[1]}]}
             return JsonResponse(body, status=400)
         if problem:

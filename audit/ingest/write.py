@@ -21,6 +21,8 @@ from audit.models import Answer, AuditAnswer, Claim, ClaimOrigin, JudgeVerdict, 
 from audit.models.answers import ACTIVE_IMPORT
 from audit.spans import locate, normalise_ws
 
+BUSY = "is being imported by another import"  # the API answers 409 when this is every error
+
 ANSWER_FIELDS = ["question", "text", "created_at", "meta", "content_hash", "length", "import_batch"]
 
 
@@ -72,7 +74,7 @@ class BatchWriter:
             elif old[2] == self.batch.id or rec["id"] in self.changed_ids:
                 errors.append(RecordError(line, "id", f"duplicate id {rec['id']!r}: already earlier in this file"))
             elif old[4] in ACTIVE_IMPORT:
-                errors.append(RecordError(line, "id", f"answer {rec['id']!r} is being imported by another import"))
+                errors.append(RecordError(line, "id", f"answer {rec['id']!r} {BUSY}"))
             elif old[1] == rec["hash"]:
                 self.unchanged += 1
             elif old[1] == rec.get("before_split") and not self.update:

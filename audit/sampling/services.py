@@ -3,7 +3,7 @@
 import secrets
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from audit import history
 from audit.guidelines.services import guidelines_inherit
@@ -156,23 +156,29 @@ def audit_create(
         raise ValidationError({"strata": allocation.too_many_strata(strata, p["sample_size"], left)})
     f = {**p["filter"], "judge_version": p["judge_version_id"]} if "judge" in p["keys"] else p["filter"]
     picked = draw(pop.population(dataset, p["filter"]), p["keys"], p["strata"], p["sizes"], seed, p["judge_version_id"])
-    audit = Audit.objects.create(
-        name=name,
-        dataset=dataset,
-        population_filter=f,
-        strata_keys=p["keys"],
-        allocation=allocation_method,
-        expected_fail_rates=expected_fail_rates or {},
-        size=size,
-        min_per_stratum=min_per_stratum,
-        seed=seed,
-        population_size=p["population_size"],
-        design=p["design"],
-        is_demo=is_demo,
-        created_by=user,
-        evidence_required=evidence_required,
-        policy=policy,
-    )
+    try:
+        with transaction.atomic():  # a savepoint: the name's unique index decides a race the check above lost
+            audit = Audit.objects.create(
+                name=name,
+                dataset=dataset,
+                population_filter=f,
+                strata_keys=p["keys"],
+                allocation=allocation_method,
+                expected_fail_rates=expected_fail_rates or {},
+                size=size,
+                min_per_stratum=min_per_stratum,
+                seed=seed,
+                population_size=p["population_size"],
+                design=p["design"],
+                is_demo=is_demo,
+                created_by=user,
+                evidence_required=evidence_required,
+                policy=policy,
+            )
+    except IntegrityError:
+        if not Audit.objects.filter(name=name).exists():
+            raise
+        raise ValidationError({"name": f"an audit named {name!r} already exists"}) from None
     rows = {r["stratum"]: r for r in p["design"]}
     sampled = sorted((k, pk, label) for label, items in picked.items() for k, pk in items)
     AuditAnswer.objects.bulk_create(
