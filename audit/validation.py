@@ -27,6 +27,22 @@ def row_id(value):
     return number if 0 < number <= ROW_ID_MAX else None
 
 
+class RowIdConverter:
+    """`<id:name>` in a URL: a row id the databases can store, so a larger or zero one matches no URL (a 404)
+    instead of overflowing the database driver. Registered by audit.apps."""
+
+    regex = "[0-9]{1,19}"
+
+    def to_python(self, value):
+        number = row_id(value)
+        if number is None:
+            raise ValueError(value)
+        return number
+
+    def to_url(self, value):
+        return str(value)
+
+
 def text_problem(value):
     """Why `value` (a str) cannot be stored as text, or None."""
     if "\x00" in value:

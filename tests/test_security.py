@@ -21,8 +21,8 @@ def _patterns(resolver=None, prefix=""):
 
 
 def _concrete(route):
-    """Fill every <int:x> converter with 1 and <str:x>/<slug:x> with 'x'."""
-    route = re.sub(r"<int:\w+>", "1", route)
+    """Fill every <int:x> or <id:x> converter with 1 and <str:x>/<slug:x> with 'x'."""
+    route = re.sub(r"<(?:int|id):\w+>", "1", route)
     return "/" + re.sub(r"<(?:str|slug):\w+>", "x", route)
 
 
