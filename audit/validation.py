@@ -28,14 +28,15 @@ def row_id(value):
 
 
 class RowIdConverter:
-    """`<id:name>` in a URL: a row id the databases can store, so a larger or zero one matches no URL (a 404)
-    instead of overflowing the database driver. Registered by audit.apps."""
+    """`<id:name>` in a URL: digits up to the largest id the databases store, so a larger one matches no URL (a
+    404) instead of overflowing the database driver; 0 still reaches the view (its role check comes first).
+    Registered by audit.apps."""
 
     regex = "[0-9]{1,19}"
 
     def to_python(self, value):
-        number = row_id(value)
-        if number is None:
+        number = int(value)
+        if number > BIGINT_MAX:
             raise ValueError(value)
         return number
 
