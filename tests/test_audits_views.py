@@ -288,7 +288,13 @@ class DetailPageTests(TestCase):
         assert a.annotator_id == target.id
         other = a.audit_answer.assignments.exclude(pk=a.pk).get().annotator_id
         r = self.client.post(url, {"annotator": other}, headers={"HX-Request": "true"})
-        self.assertContains(r, "must differ")
+        self.assertContains(r, "Not changed (annotator): ", status_code=400)  # the row, for htmx to swap in
+        self.assertContains(r, "must differ", status_code=400)
+        for bad in ("abc", str(2**63), ""):
+            r = self.client.post(url, {"annotator": bad}, headers={"HX-Request": "true"})
+            self.assertContains(r, "Not changed (annotator): Choose an annotator.", status_code=400)
+        r = self.client.post(url.replace("reassign", "restart"), {"annotator": "abc"}, headers={"HX-Request": "true"})
+        self.assertContains(r, "Not changed (annotator): Choose an annotator.", status_code=400)
 
     def test_it_starts_a_judge_run_on_the_sample(self):
         ds = make_dataset("j")

@@ -99,6 +99,17 @@ class JudgePagesTests(TestCase):
         self.assertEqual((run.status, run.budget_usd), ("queued", 2.5))
         self.assertEqual(DBTaskResult.objects.get().args_kwargs["args"], [run.pk, True])
 
+    def test_it_refuses_a_token_budget_beyond_64_bits_naming_the_field(self):
+        huge = str(2**63)  # SQLite's driver overflowed on it (a 500); PostgreSQL's bigint ends one below
+        r = self.client.post("/judge/runs/", {"dataset": self.ds.pk, "backend": "offline", "budget_tokens": huge})
+        self.assertContains(r, "less than or equal to", status_code=400)
+        self.assertContains(r, 'id="id_budget_tokens_error"', status_code=400)
+        run = judge_run_execute(judge_run_create(backend="offline", dataset=self.ds).pk)
+        r = self.client.post(f"/judge/runs/{run.pk}/resume/", {"budget_tokens": huge}, follow=True)
+        self.assertContains(r, "Not resumed: budget_tokens: Ensure this value is less than or equal to")
+        run.refresh_from_db()
+        self.assertIsNone(run.budget_tokens)
+
     def test_it_refuses_to_resume_an_active_run(self):
         run = judge_run_create(backend="offline", dataset=self.ds)
         r = self.client.post(f"/judge/runs/{run.pk}/resume/", follow=True)

@@ -3,13 +3,13 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.adjudication import export, selectors, services
 from annotations.guidelines.gate import guidelines_for, guidelines_gate
 from audit import roles
 from audit.models import Audit, AuditAnswer, Verdict
+from audit.redirects import safe_next
 from audit.validation import row_id
 
 GOLD_CONTEXT = {"verdict_choices": Verdict.choices, "verdict_sets": Verdict.sets()}
@@ -144,9 +144,7 @@ def history(request, audit_id, item_id):
 
 
 def _back(request):
-    nxt = request.POST.get("next", "")
-    ok = url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}, require_https=request.is_secure())
-    return redirect(nxt if ok and nxt else reverse("audits"))
+    return redirect(safe_next(request, reverse("audits")))
 
 
 @roles.lead_required

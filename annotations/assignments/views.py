@@ -119,8 +119,8 @@ def _row_change(request, assignment_id, change):
     [a] = selectors.with_reassign_choices(
         selectors.audit_assignments(assignment.audit_answer.audit_id).filter(pk=assignment.pk)
     )
-    ctx = {"a": a, "error": error}
-    return render(request, "sampling/assignments.html#row", ctx)
+    ctx = {"a": a, "error": error and f"Not changed (annotator): {error}"}
+    return render(request, "sampling/assignments.html#row", ctx, status=400 if error else 200)
 
 
 @lead_required

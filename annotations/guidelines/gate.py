@@ -4,13 +4,13 @@ workspace and the adjudication page keep them one key away (`g`)."""
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from annotations.models import Assignment, GuidelinesSeen
 from audit import roles
 from audit.guidelines.render import render_markdown
 from audit.models import Audit, GuidelinesVersion
+from audit.redirects import safe_next
 
 
 def guidelines_for(user, audit_id):
@@ -47,9 +47,7 @@ def guidelines_read(request, audit_id):
     if audit is None or not _may_read(request.user, audit):
         raise Http404("No such audit.")
     g = guidelines_for(request.user, audit.pk)
-    target = request.POST.get("next") or request.GET.get("next") or reverse("home")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        target = reverse("home")
+    target = safe_next(request, reverse("home"))
     if request.method == "POST":
         if g is not None:
             GuidelinesSeen.objects.update_or_create(user=request.user, audit=audit, defaults={"version": g.version})

@@ -8,13 +8,13 @@ from django.http import HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotations.guidelines.gate import guidelines_for, guidelines_gate
 from annotations.models import Assignment, Label
 from annotations.workspace import selectors, services
+from audit.redirects import safe_next
 from audit.roles import annotator_required, lead_required
 
 PAGE = "workspace/workspace.html"
@@ -231,6 +231,4 @@ def reopen(request, assignment_id):
         messages.success(request, f"Answer {a.audit_answer.position + 1} reopened for {a.annotator}.")
     except (services.Refused, services.Invalid) as e:
         messages.error(request, f"Not reopened: {e}")
-    nxt = request.POST.get("next", "")
-    ok = url_has_allowed_host_and_scheme(nxt, {request.get_host()}, require_https=request.is_secure())
-    return redirect(nxt if ok else "home")
+    return redirect(safe_next(request, reverse("home")))

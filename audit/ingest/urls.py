@@ -4,6 +4,6 @@ from audit.ingest import views
 
 urlpatterns = [
     path("", views.import_page, name="import"),
-    path("<int:batch_id>/", views.import_batch, name="import_batch"),
+    path("<id:batch_id>/", views.import_batch, name="import_batch"),
     path("formats/", views.import_formats, name="import_formats"),
 ]

@@ -2,6 +2,7 @@ from django import forms
 from django.conf import settings
 
 from audit.models import Dataset
+from audit.validation import BIGINT_MAX
 
 
 class StartRunForm(forms.Form):
@@ -9,7 +10,7 @@ class StartRunForm(forms.Form):
     backend = forms.ChoiceField(choices=[("anthropic", "Anthropic LLM"), ("offline", "Offline baseline (no API)")])
     use_batch = forms.BooleanField(required=False, label="Batch API (about half price, results within 24 h)")
     budget_usd = forms.FloatField(required=False, min_value=0.01, label="Budget (USD)")
-    budget_tokens = forms.IntegerField(required=False, min_value=1, label="Budget (tokens)")
+    budget_tokens = forms.IntegerField(required=False, min_value=1, max_value=BIGINT_MAX, label="Budget (tokens)")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -30,4 +31,4 @@ class EstimateForm(forms.Form):
 class ResumeForm(forms.Form):
     retry_failed = forms.BooleanField(required=False)
     budget_usd = forms.FloatField(required=False, min_value=0.01)
-    budget_tokens = forms.IntegerField(required=False, min_value=1)
+    budget_tokens = forms.IntegerField(required=False, min_value=1, max_value=BIGINT_MAX)

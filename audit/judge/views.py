@@ -64,7 +64,8 @@ def run_resume(request, run_id):
         if judge_run_enqueue(run, retry_failed=d["retry_failed"]) is None:
             messages.error(request, run.message)
     else:
-        messages.error(request, "Budgets must be positive numbers.")
+        refused = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        messages.error(request, f"Not resumed: {refused}")
     return redirect("judge_run", run_id=run.pk)
 
 

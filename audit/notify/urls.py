@@ -4,5 +4,5 @@ from audit.notify import views
 
 urlpatterns = [
     path("email/", views.email_settings, name="email_settings"),
-    path("audits/<int:audit_id>/webhook/", views.audit_webhook, name="audit_webhook"),
+    path("audits/<id:audit_id>/webhook/", views.audit_webhook, name="audit_webhook"),
 ]
